@@ -1,0 +1,364 @@
+"""Paper-versus-reproduction tables, verdicts and the scorecard.
+
+``data/paper/<paper>.csv`` holds what a paper reports, one row per number or claim:
+
+=========== ==============================================================================
+column      meaning
+=========== ==============================================================================
+item        the figure/table/example, e.g. ``fig4``, ``tab2``, ``ex1``
+quantity    what is measured, unique within an item, e.g. ``mean_latency_at_rho_0.9``
+paper_value the paper's number; empty for a qualitative claim ("TAD beats R-JIQ")
+unit        e.g. ``s``, ``ms``, ``%``; may be empty
+tolerance   relative tolerance; empty means 5 % (0.05)
+source      where in the paper: section, page, figure
+=========== ==============================================================================
+
+A chapter calls :func:`compare` after each reproduced figure or table and concatenates the
+results; at its end :func:`glue_verdicts` glues the chapter's table and a one-line summary so
+that the scorecard page can paste them from another document::
+
+    {glue:text}`tad.md::tad_summary:s`
+
+    ```{glue:any} tad_scorecard
+    :doc: tad.md
+    ```
+
+(The ``:s`` format is required in the inline form: ``{glue:text}`` splits the key at its
+*last* colon.) Cross-document glue is resolved when pages are written, so it works whatever the
+toc order; but Sphinx does not know the scorecard depends on the chapters. Add
+``infsched.report`` to ``sphinx: extra_extensions`` so an incremental build that re-reads a
+chapter also re-reads every page pasting from it (see :func:`setup`).
+
+Verdict rule (one rule for every chapter): **reproduced** if ``|ours/paper - 1| <= tol`` (or a
+qualitative claim holds, ``ours=True``); **close** if within ``3 * tol``; **differs** otherwise
+(or the claim fails); **not reproducible here** when ``ours`` is a :class:`NotReproducible`
+with its reason. When the paper's value is 0 the tolerance is taken as absolute.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from .errors import ConfigError, config_error, require
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pandas.io.formats.style import Styler
+
+__all__ = [
+    "NotReproducible",
+    "VERDICTS",
+    "DEFAULT_TOLERANCE",
+    "PAPER_COLUMNS",
+    "find_data_dir",
+    "paper_numbers",
+    "verdict",
+    "compare",
+    "summary_line",
+    "style_table",
+    "glue_verdicts",
+    "VerdictTable",
+    "setup",
+]
+
+REPRODUCED, CLOSE, DIFFERS, NOT_REPRODUCIBLE = (
+    "reproduced", "close", "differs", "not reproducible here")
+#: The four verdicts, in display order.
+VERDICTS: tuple[str, ...] = (REPRODUCED, CLOSE, DIFFERS, NOT_REPRODUCIBLE)
+DEFAULT_TOLERANCE = 0.05
+#: Multiple of the tolerance within which a result is "close".
+CLOSE_FACTOR = 3.0
+PAPER_COLUMNS: tuple[str, ...] = ("item", "quantity", "paper_value", "unit", "tolerance", "source")
+TABLE_COLUMNS: tuple[str, ...] = (
+    "item", "quantity", "paper", "ours", "unit", "ratio", "tolerance", "verdict", "note")
+
+VERDICT_COLORS: dict[str, str] = {
+    REPRODUCED: "#c7e9c0",      # green
+    CLOSE: "#fee391",           # amber
+    DIFFERS: "#fcbba1",         # red
+    NOT_REPRODUCIBLE: "#d9d9d9",  # grey
+}
+
+
+@dataclass(frozen=True)
+class NotReproducible:
+    """Stands in for our value when a result needs the paper's hardware or private data."""
+
+    reason: str
+
+    def __post_init__(self) -> None:
+        require(isinstance(self.reason, str) and self.reason.strip() != "", "reason", self.reason,
+                "must be a non-empty string saying why the result cannot be reproduced here")
+
+
+# --------------------------------------------------------------------------- paper numbers
+
+def find_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The repository's ``data/`` directory: the argument, else ``$INFSCHED_DATA``, else
+    ``lib/infsched/../../data``."""
+    if data_dir is not None:
+        return Path(data_dir)
+    env = os.environ.get("INFSCHED_DATA")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / "data"
+
+
+def paper_numbers(paper: str, data_dir: str | os.PathLike[str] | None = None) -> pd.DataFrame:
+    """The numbers ``paper`` reports, from ``<data>/paper/<paper>.csv``.
+
+    Returns the CSV's columns with ``paper_value`` and ``tolerance`` as floats (NaN for a
+    qualitative claim; empty tolerance -> 0.05) and a boolean ``qualitative`` column.
+    Raises ConfigError if the file, a column, or a value is missing or malformed.
+    """
+    folder = find_data_dir(data_dir) / "paper"
+    require(isinstance(paper, str) and paper != "", "paper", paper, "must be a paper name such as 'tad'")
+    path = folder / f"{paper}.csv"
+    if not path.is_file():
+        known = sorted(p.stem for p in folder.glob("*.csv") if not p.stem.startswith("_")) \
+            if folder.is_dir() else []
+        raise config_error("paper", paper, f"no file {path}; papers with numbers: "
+                           + (", ".join(map(repr, known)) or "none"))
+    df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+    df.columns = [c.strip() for c in df.columns]
+    missing = [c for c in PAPER_COLUMNS if c not in df.columns]
+    if missing:
+        raise ConfigError(f"{path}: missing column(s) {', '.join(missing)}; "
+                          f"required columns are {', '.join(PAPER_COLUMNS)}")
+    for c in df.columns:
+        df[c] = df[c].astype(object).map(lambda v: v.strip() if isinstance(v, str) else v)
+
+    def num(col: str, row: int, v: str, default: float) -> float:
+        if v == "":
+            return default
+        try:
+            return float(v)
+        except ValueError:
+            raise ConfigError(f"{path}, row {row + 2}: {col} = {v!r}: must be a number or empty") from None
+
+    df["paper_value"] = [num("paper_value", i, v, math.nan) for i, v in enumerate(df["paper_value"])]
+    df["tolerance"] = [num("tolerance", i, v, DEFAULT_TOLERANCE) for i, v in enumerate(df["tolerance"])]
+    bad_tol = df.index[~(df["tolerance"] > 0)]
+    if len(bad_tol):
+        i = bad_tol[0]
+        raise ConfigError(f"{path}, row {i + 2}: tolerance = {df.at[i, 'tolerance']!r}: must be > 0")
+    blank = df.index[(df["item"] == "") | (df["quantity"] == "")]
+    if len(blank):
+        raise ConfigError(f"{path}, row {blank[0] + 2}: item and quantity must not be empty")
+    dup = df.duplicated(["item", "quantity"])
+    if dup.any():
+        i = df.index[dup][0]
+        raise ConfigError(f"{path}, row {i + 2}: duplicate quantity {df.at[i, 'quantity']!r} "
+                          f"for item {df.at[i, 'item']!r}")
+    df["qualitative"] = df["paper_value"].isna()
+    return df
+
+
+# --------------------------------------------------------------------------- verdicts
+
+def verdict(paper: float, ours: float | bool | NotReproducible, tolerance: float) -> str:
+    """The verdict for one number (``paper`` NaN means a qualitative claim)."""
+    if isinstance(ours, NotReproducible):
+        return NOT_REPRODUCIBLE
+    if paper is None or (isinstance(paper, float) and math.isnan(paper)):
+        return REPRODUCED if ours else DIFFERS
+    err = abs(float(ours) - paper) / (abs(paper) if paper != 0 else 1.0)
+    if err <= tolerance * (1 + 1e-12):
+        return REPRODUCED
+    if err <= CLOSE_FACTOR * tolerance * (1 + 1e-12):
+        return CLOSE
+    return DIFFERS
+
+
+def compare(
+    paper: str,
+    item: str,
+    ours: Mapping[str, float | bool | NotReproducible],
+    notes: Mapping[str, str] | None = None,
+    *,
+    data_dir: str | os.PathLike[str] | None = None,
+) -> pd.DataFrame:
+    """Side-by-side table of the paper's numbers for ``item`` and ours, with verdicts.
+
+    ``ours`` maps every quantity the CSV lists for this item to our value: a number, a bool
+    for a qualitative claim, or a :class:`NotReproducible`. ``notes`` adds a note per
+    quantity (why we differ, what was calibrated). Columns: item, quantity, paper, ours, unit,
+    ratio (ours/paper), tolerance, verdict, note; rows in the CSV's order.
+    """
+    table = paper_numbers(paper, data_dir)
+    rows = table[table["item"] == item]
+    if rows.empty:
+        items = list(dict.fromkeys(table["item"]))
+        raise config_error("item", item, f"not in {paper}.csv; items are " + ", ".join(map(repr, items)))
+    require(isinstance(ours, Mapping), "ours", ours, "must be a mapping quantity -> value")
+    notes = dict(notes or {})
+    known = list(rows["quantity"])
+    for name, what in (("ours", ours), ("notes", notes)):
+        unknown = [q for q in what if q not in known]
+        if unknown:
+            raise config_error(f"{name}[{unknown[0]!r}]", what[unknown[0]],
+                               f"{paper}.csv has no such quantity for {item}; known quantities: "
+                               + ", ".join(map(repr, known)))
+    absent = [q for q in known if q not in ours]
+    if absent:
+        raise ConfigError(f"ours: missing {', '.join(map(repr, absent))} for {paper} {item}; "
+                          f"give a value (or NotReproducible(reason)) for every quantity: "
+                          + ", ".join(map(repr, known)))
+    out = []
+    for _, r in rows.iterrows():
+        q = r["quantity"]
+        val = ours[q]
+        qualitative = bool(r["qualitative"])
+        note = notes.get(q, "")
+        ratio = math.nan
+        if isinstance(val, NotReproducible):
+            note = "; ".join(x for x in (val.reason, note) if x)
+            shown: Any = None
+        elif qualitative:
+            require(isinstance(val, (bool, np.bool_)), f"ours[{q!r}]", val,
+                    f"{item}/{q} is a qualitative claim: give True if it holds, False if not")
+            shown = bool(val)
+        else:
+            require(isinstance(val, (int, float, np.integer, np.floating))
+                    and not isinstance(val, (bool, np.bool_)) and math.isfinite(float(val)),
+                    f"ours[{q!r}]", val, "must be a finite number (or NotReproducible(reason))")
+            shown = float(val)
+            if r["paper_value"] != 0:
+                ratio = shown / r["paper_value"]
+        out.append({
+            "item": item, "quantity": q, "paper": r["paper_value"], "ours": shown,
+            "unit": r["unit"], "ratio": ratio, "tolerance": r["tolerance"],
+            "verdict": verdict(r["paper_value"], val, r["tolerance"]), "note": note,
+        })
+    df = pd.DataFrame(out, columns=list(TABLE_COLUMNS))
+    df["ours"] = df["ours"].astype(object)
+    return df
+
+
+def summary_line(table: pd.DataFrame) -> str:
+    """``"12 reproduced, 2 close, 1 differs, 2 not reproducible here"`` for a verdict table."""
+    require(isinstance(table, pd.DataFrame) and "verdict" in table.columns, "table",
+            type(table).__name__, "must be a DataFrame with a 'verdict' column (from compare)")
+    bad = sorted(set(table["verdict"]) - set(VERDICTS))
+    require(not bad, "verdict", bad[0] if bad else None, "must be one of " + ", ".join(map(repr, VERDICTS)))
+    c = Counter(table["verdict"])
+    return ", ".join(f"{c.get(v, 0)} {v}" for v in VERDICTS)
+
+
+# --------------------------------------------------------------------------- display
+
+def _fmt_value(v: Any) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "—"
+    if isinstance(v, (bool, np.bool_)):
+        return "holds" if v else "fails"
+    if isinstance(v, (int, float, np.integer, np.floating)):
+        return f"{float(v):.4g}"
+    return str(v)
+
+
+def style_table(df: pd.DataFrame) -> "Styler":
+    """A pandas Styler for a verdict table: verdict cells coloured, numbers to 4 significant
+    digits, qualitative claims shown as holds/fails, missing values as a dash, no index."""
+    require(isinstance(df, pd.DataFrame), "df", type(df).__name__, "must be a pandas DataFrame")
+    disp = df.copy()
+    if "paper" in disp.columns:
+        disp["paper"] = [("claim" if isinstance(p, float) and math.isnan(p) else p)
+                         for p in disp["paper"]]
+    if "tolerance" in disp.columns:
+        disp["tolerance"] = [f"{t:.0%}" if isinstance(t, float) and math.isfinite(t) and t >= 0.01
+                             else _fmt_value(t) for t in disp["tolerance"]]
+    disp = disp.astype(object)
+
+    def colour(v: Any) -> str:
+        c = VERDICT_COLORS.get(v)
+        return f"background-color: {c}; color: black" if c else ""
+
+    sty = disp.style.format(_fmt_value).hide(axis="index")
+    if "verdict" in disp.columns:
+        sty = sty.map(colour, subset=["verdict"])
+    return sty.set_table_attributes('class="infsched-verdicts"')
+
+
+class VerdictTable:
+    """What :func:`glue_verdicts` glues: styled HTML for the web page, plain text elsewhere."""
+
+    def __init__(self, table: pd.DataFrame) -> None:
+        self.table = table
+
+    def _repr_html_(self) -> str:
+        return style_table(self.table).to_html()
+
+    def __repr__(self) -> str:
+        return self.table.to_string(index=False)
+
+
+def glue_verdicts(chapter: str, table: pd.DataFrame) -> str:
+    """Glue a chapter's verdict table as ``<chapter>_scorecard`` and its one-line summary as
+    ``<chapter>_summary`` (both with ``display=False``); return the summary."""
+    require(isinstance(chapter, str) and chapter.isidentifier(), "chapter", chapter,
+            "must be a chapter name such as 'tad' (letters, digits, underscores)")
+    summary = summary_line(table)
+    from myst_nb import glue
+
+    glue(f"{chapter}_scorecard", VerdictTable(table.reset_index(drop=True)), display=False)
+    glue(f"{chapter}_summary", summary, display=False)
+    return summary
+
+
+# --------------------------------------------------------------------------- sphinx hook
+
+def _glue_refs(doctree: Any) -> set[str]:
+    from myst_nb.ext.glue.utils import PendingGlueReference
+
+    return {n.refdoc for n in doctree.findall(PendingGlueReference)}
+
+
+def _on_doctree_read(app: Any, doctree: Any) -> None:
+    env = app.env
+    deps = env.__dict__.setdefault("infsched_glue_refs", {})
+    refs = _glue_refs(doctree)
+    if refs:
+        deps[env.docname] = refs
+    else:
+        deps.pop(env.docname, None)
+
+
+def _on_purge(app: Any, env: Any, docname: str) -> None:
+    env.__dict__.setdefault("infsched_glue_refs", {}).pop(docname, None)
+
+
+def _on_merge(app: Any, env: Any, docnames: Any, other: Any) -> None:
+    mine = env.__dict__.setdefault("infsched_glue_refs", {})
+    theirs = getattr(other, "infsched_glue_refs", {})
+    for d in docnames:
+        if d in theirs:
+            mine[d] = theirs[d]
+
+
+def _on_get_outdated(app: Any, env: Any, added: set[str], changed: set[str],
+                     removed: set[str]) -> list[str]:
+    touched = set(added) | set(changed) | set(removed)
+    deps = getattr(env, "infsched_glue_refs", {})
+    return sorted(d for d, refs in deps.items() if refs & touched and d not in touched)
+
+
+def setup(app: Any) -> dict[str, Any]:
+    """Sphinx extension: re-read pages that paste glue from a chapter whenever that chapter is
+    re-read, so the scorecard never shows stale verdicts after an incremental build.
+
+    Enable with ``sphinx: {extra_extensions: [infsched.report]}`` in ``_config.yml``.
+    """
+    app.connect("doctree-read", _on_doctree_read)
+    app.connect("env-purge-doc", _on_purge)
+    app.connect("env-merge-info", _on_merge)
+    app.connect("env-get-outdated", _on_get_outdated)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
+            "env_version": 1}
