@@ -37,6 +37,7 @@ with its reason. When the paper's value is 0 the tolerance is taken as absolute.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 from collections import Counter
@@ -238,7 +239,7 @@ def compare(
             "verdict": verdict(r["paper_value"], val, r["tolerance"]), "note": note,
         })
     df = pd.DataFrame(out, columns=list(TABLE_COLUMNS))
-    df["ours"] = df["ours"].astype(object)
+    df["ours"] = pd.Series([r["ours"] for r in out], dtype=object, index=df.index)
     return df
 
 
@@ -281,7 +282,9 @@ def style_table(df: pd.DataFrame) -> "Styler":
         c = VERDICT_COLORS.get(v)
         return f"background-color: {c}; color: black" if c else ""
 
-    sty = disp.style.format(_fmt_value).hide(axis="index")
+    # a uuid derived from the content keeps the HTML identical from run to run
+    uid = hashlib.sha256(df.to_json(default_handler=str).encode()).hexdigest()[:8]
+    sty = disp.style.format(_fmt_value).hide(axis="index").set_uuid(f"verdicts-{uid}")
     if "verdict" in disp.columns:
         sty = sty.map(colour, subset=["verdict"])
     return sty.set_table_attributes('class="infsched-verdicts"')

@@ -361,13 +361,18 @@ def claims_time_varying(phases: pd.DataFrame) -> dict[str, float | bool]:
 
 # --------------------------------------------------------------------------- Examples, Theorem 1
 
-def examples() -> pd.DataFrame:
-    """Examples 1–3 (Sections 3.4, 4 and 6) computed from the LP and waterfilling routines."""
-    rows = []
-    for name, fn in (("ex1", bound.example_1), ("ex2", bound.example_2), ("ex3", bound.example_3)):
-        for k, v in fn().items():
-            rows.append({"item": name, "quantity": k, "value": v})
-    return pd.DataFrame(rows)
+def examples() -> dict[str, dict[str, float | bool]]:
+    """Examples 1–3 (Sections 3.4, 4 and 6), recomputed, under the quantity names of tad.csv."""
+    e1, e2, e3 = bound.example_1(), bound.example_2(), bound.example_3()
+    p = e3["p_at_lam_max"]
+    return {
+        "ex1": {"traffic_class3": e1["traffic_class3"], "capacity_class3": e1["capacity_class3"]},
+        "ex2": {"tad_latency": e2["tad_latency"], "optimal_latency": e2["optimal_pair_latency"],
+                "improvement_pct": 100 * e2["improvement"]},
+        "ex3": {"pair13_limit": e3["pair13_limit"], "pair23_limit": e3["pair23_limit"],
+                # at λ^max the LP puts no traffic on class 1: only the pair {2,3} is used
+                "only_pair23_at_lambda_max": bool(p[0] < 1e-9 and p[1] > 0 and p[2] > 0)},
+    }
 
 
 def theorem1_check(n_random: int = 300, seed: int = 0, grid: int = 100) -> pd.DataFrame:

@@ -1,0 +1,148 @@
+"""Repository-wide pytest set-up: MyST chapters as nbval notebooks, and a clean test env.
+
+Run the unit tests and every chapter (the command that was checked to work)::
+
+    INFSCHED_SCALE=smoke .venv/bin/python -m pytest -n 2 --dist loadfile --nbval-lax --nbval-current-env tests book
+
+* ``--dist loadfile`` is required with xdist: every cell of a notebook must run on the same
+  worker (one kernel per notebook).
+* ``--nbval-lax`` executes every code cell and compares outputs only for cells whose source
+  contains ``# NBVAL_CHECK_OUTPUT``. ``--nbval-current-env`` runs the kernel from the Python
+  running pytest (this conftest also turns it on when neither it nor ``--nbval-kernel-name``
+  is given).
+* A ``.md`` file is collected as a notebook when its front matter has a jupytext header; other
+  Markdown (intro.md, scorecard.md without code) is ignored.
+
+Expected outputs cannot live in a ``.md`` file, so for the marked cells they are taken from a
+stored executed copy, ``tests/nbval/<chapter>.ipynb``, matched by cell source. A marked cell
+with no stored counterpart (new or edited cell) fails with a message to refresh them::
+
+    .venv/bin/python -m infsched.runner --refresh-nbval <chapter>
+
+which executes the chapter at smoke scale and stores it (outputs of marked cells only).
+
+For the whole session this conftest sets ``INFSCHED_SCALE=smoke`` (unless already set) and
+points ``INFSCHED_CACHE`` at a fresh temporary folder, so no notebook or test reads a stale
+sweep cache. ``INFSCHED_FIGURES`` is unset so figures are not written anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_ROOT = Path(__file__).resolve().parent
+_SESSION_TMP: list[str] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    os.environ.setdefault("INFSCHED_SCALE", "smoke")
+    tmp = tempfile.mkdtemp(prefix="infsched-test-cache-")
+    _SESSION_TMP.append(tmp)
+    os.environ["INFSCHED_CACHE"] = tmp
+    os.environ.pop("INFSCHED_FIGURES", None)
+    opt = config.option
+    if (getattr(opt, "nbval", False) or getattr(opt, "nbval_lax", False)) \
+            and not getattr(opt, "nbval_kernel_name", None) and not getattr(opt, "current_env", False):
+        opt.nbval_current_env = True
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    while _SESSION_TMP:
+        shutil.rmtree(_SESSION_TMP.pop(), ignore_errors=True)
+
+
+def _nbval_active(config: pytest.Config) -> bool:
+    o = config.option
+    return bool(getattr(o, "nbval", False) or getattr(o, "nbval_lax", False))
+
+
+try:
+    from nbval.plugin import IPyNbFile
+except ImportError:  # pragma: no cover - nbval is a pinned dependency
+    IPyNbFile = None  # type: ignore[assignment,misc]
+
+
+def _reference_dir() -> Path:
+    env = os.environ.get("INFSCHED_NBVAL_DIR")
+    return Path(env) if env else _ROOT / "tests" / "nbval"
+
+
+def _merge_reference(nb: Any, chapter: str) -> list[int]:
+    """Copy stored outputs into the cells marked NBVAL_CHECK_OUTPUT; return the indices (among
+    code cells) of marked cells that have no stored counterpart."""
+    import nbformat
+
+    ref_path = _reference_dir() / f"{chapter}.ipynb"
+    stored: dict[str, Any] = {}
+    if ref_path.is_file():
+        ref = nbformat.read(ref_path, as_version=4)
+        stored = {c.source.strip(): c for c in ref.cells if c.cell_type == "code"}
+    missing = []
+    code_index = 0
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        if "NBVAL_CHECK_OUTPUT" in cell.source:
+            ref_cell = stored.get(cell.source.strip())
+            if ref_cell is None:
+                missing.append(code_index)
+            else:
+                cell.outputs = ref_cell.get("outputs", [])
+        code_index += 1
+    return missing
+
+
+if IPyNbFile is not None:
+
+    class JupytextNbFile(IPyNbFile):
+        """nbval collector for a MyST-markdown notebook with stored reference outputs."""
+
+        def collect(self):  # type: ignore[override]
+            import jupytext
+            import nbval.plugin as nbval_plugin
+
+            path = Path(str(self.fspath))
+            nb = jupytext.read(path, as_version=4)
+            missing = set(_merge_reference(nb, path.stem))
+            real_read = nbval_plugin.nbformat.read
+            nbval_plugin.nbformat.read = lambda *a, **k: nb
+            try:
+                items = list(super().collect())
+            finally:
+                nbval_plugin.nbformat.read = real_read
+            for item in items:
+                if item.cell_num in missing:
+                    _fail_after_run(item, path)
+                yield item
+
+
+def _fail_after_run(item: Any, path: Path) -> None:
+    """Run the cell (later cells may need it), then fail: it has no stored expected output."""
+    run = item.runtest
+    ref = _reference_dir() / f"{path.stem}.ipynb"
+
+    def runtest() -> None:
+        run()
+        pytest.fail(
+            f"{path.name} cell {item.cell_num} is marked # NBVAL_CHECK_OUTPUT but {ref} has no "
+            f"cell with the same source; run: python -m infsched.runner --refresh-nbval {path.stem}",
+            pytrace=False,
+        )
+
+    item.runtest = runtest
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector):  # type: ignore[no-untyped-def]
+    if IPyNbFile is None or file_path.suffix != ".md" or not _nbval_active(parent.config):
+        return None
+    from infsched.runner import has_jupytext_header
+
+    if has_jupytext_header(file_path):
+        return JupytextNbFile.from_parent(parent, path=file_path)
+    return None

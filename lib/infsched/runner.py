@@ -1,0 +1,366 @@
+"""Run a chapter of the book with new parameters (papermill), and refresh nbval references.
+
+A *chapter* is any ``book/*.md`` with a jupytext header and a code cell tagged ``parameters``;
+its name is the file stem (``book/tad.md`` -> ``tad``). The parameters cell is parsed with
+``ast`` (never executed) to list the knobs and their defaults.
+
+``run_chapter("tad", {"n_servers": 1024}, scale="paper")`` converts the chapter to ``.ipynb``
+(jupytext), executes it with papermill in the book directory, writes the executed notebook to
+``_build/runs/tad-<hash of parameters>/tad.ipynb`` and every PNG output to ``figures/`` beside
+it. The kernel sees ``INFSCHED_FIGURES`` (so :func:`infsched.plotting.save` writes there too)
+and, when ``scale`` is given, ``INFSCHED_SCALE``.
+
+Refresh the stored outputs that nbval checks (cells marked ``# NBVAL_CHECK_OUTPUT``)::
+
+    python -m infsched.runner --refresh-nbval [chapter ...]
+
+Locations: the book is ``lib/infsched/../../book`` unless ``$INFSCHED_BOOK`` is set; nbval
+references go to ``<book>/../tests/nbval`` unless ``$INFSCHED_NBVAL_DIR`` is set.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import contextlib
+import hashlib
+import json
+import os
+import re
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+from .errors import ConfigError, config_error, require
+
+__all__ = [
+    "SCALES",
+    "ChapterInfo",
+    "ChapterFailed",
+    "DefaultExpr",
+    "book_dir",
+    "nbval_dir",
+    "list_chapters",
+    "read_chapter",
+    "run_chapter",
+    "refresh_nbval",
+    "CHECK_MARKER",
+]
+
+SCALES: tuple[str, ...] = ("smoke", "default", "paper")
+CHECK_MARKER = "NBVAL_CHECK_OUTPUT"
+
+
+class ChapterFailed(RuntimeError):
+    """A chapter raised while executing; the partly executed notebook is kept."""
+
+
+class DefaultExpr(str):
+    """A parameter default that is an expression, not a literal (kept as its source text).
+
+    ``repr`` shows the source unquoted, e.g. ``os.environ.get('INFSCHED_SCALE', 'default')``.
+    """
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+@dataclass(frozen=True)
+class ChapterInfo:
+    """A runnable chapter: its file, title, and parameters (name -> default).
+
+    A default is the literal value when the source is a Python literal, else a
+    :class:`DefaultExpr` holding its source. ``help`` holds each parameter's trailing comment.
+    """
+
+    name: str
+    path: Path
+    title: str
+    parameters: dict[str, Any]
+    help: dict[str, str] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- locations
+
+def book_dir() -> Path:
+    """``$INFSCHED_BOOK`` if set, else the repository's ``book/``."""
+    env = os.environ.get("INFSCHED_BOOK")
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "book"
+
+
+def nbval_dir() -> Path:
+    """Where nbval reference notebooks live: ``$INFSCHED_NBVAL_DIR`` or ``<book>/../tests/nbval``."""
+    env = os.environ.get("INFSCHED_NBVAL_DIR")
+    return Path(env) if env else book_dir().parent / "tests" / "nbval"
+
+
+# --------------------------------------------------------------------------- discovery
+
+_FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.S)
+
+
+def has_jupytext_header(path: Path) -> bool:
+    """True if the file's YAML front matter carries a jupytext header."""
+    try:
+        head = path.read_text(encoding="utf-8")[:4000]
+    except OSError:
+        return False
+    m = _FRONT_MATTER.match(head)
+    return bool(m and re.search(r"^jupytext\s*:", m.group(1), re.M))
+
+
+def _parse_parameters(source: str, where: str) -> tuple[dict[str, Any], dict[str, str]]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise ConfigError(f"{where}: parameters cell is not valid Python: {exc}") from None
+    lines = source.splitlines()
+    params: dict[str, Any] = {}
+    helps: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        names = [t.id for t in targets if isinstance(t, ast.Name)]
+        if not names:
+            continue
+        try:
+            default: Any = ast.literal_eval(value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            default = DefaultExpr(ast.get_source_segment(source, value) or ast.unparse(value))
+        comment = ""
+        last = lines[(node.end_lineno or node.lineno) - 1]
+        if "#" in last:
+            # a trailing comment after the statement on its last line
+            tail = last[(node.end_col_offset or 0):]
+            if "#" in tail:
+                comment = tail.split("#", 1)[1].strip()
+        for n in names:
+            params[n] = default
+            if comment:
+                helps[n] = comment
+    return params, helps
+
+
+def read_chapter(path: str | os.PathLike[str]) -> ChapterInfo | None:
+    """Parse one MyST notebook; ``None`` unless it has a jupytext header and a parameters cell."""
+    import jupytext
+
+    p = Path(path)
+    if not has_jupytext_header(p):
+        return None
+    nb = jupytext.read(p)
+    cell = next((c for c in nb.cells if c.cell_type == "code"
+                 and "parameters" in c.get("metadata", {}).get("tags", [])), None)
+    if cell is None:
+        return None
+    params, helps = _parse_parameters(cell.source, str(p))
+    title = p.stem
+    for c in nb.cells:
+        if c.cell_type == "markdown":
+            m = re.search(r"^#\s+(.+?)\s*$", c.source, re.M)
+            if m:
+                title = m.group(1)
+                break
+    return ChapterInfo(p.stem, p, title, params, helps)
+
+
+def list_chapters() -> dict[str, ChapterInfo]:
+    """Every runnable chapter of the book, by name (sorted)."""
+    folder = book_dir()
+    require(folder.is_dir(), "book directory", str(folder),
+            "must exist (set INFSCHED_BOOK to the folder holding the chapters)")
+    out: dict[str, ChapterInfo] = {}
+    for p in sorted(folder.glob("*.md")):
+        info = read_chapter(p)
+        if info is not None:
+            out[info.name] = info
+    return out
+
+
+def _get_chapter(name: str) -> ChapterInfo:
+    chapters = list_chapters()
+    if name not in chapters:
+        raise config_error("chapter", name, "must be one of " + (", ".join(chapters) or
+                           f"(none: no runnable chapter in {book_dir()})"))
+    return chapters[name]
+
+
+# --------------------------------------------------------------------------- running
+
+@contextlib.contextmanager
+def _env(**values: str | None) -> Iterator[None]:
+    old = {k: os.environ.get(k) for k in values}
+    try:
+        for k, v in values.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _param_hash(params: Mapping[str, Any], scale: str | None) -> str:
+    blob = json.dumps({"params": dict(params), "scale": scale}, sort_keys=True, default=repr)
+    return hashlib.sha256(blob.encode()).hexdigest()[:10]
+
+
+def _extract_pngs(nb: Any, folder: Path, stem: str) -> list[Path]:
+    paths = []
+    idx = 0
+    for ci, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        k = 0
+        for out in cell.get("outputs", []):
+            png = out.get("data", {}).get("image/png") if hasattr(out, "get") else None
+            if png:
+                folder.mkdir(parents=True, exist_ok=True)
+                idx += 1
+                k += 1
+                p = folder / f"{stem}-cell{ci:02d}-{k}.png"
+                p.write_bytes(base64.b64decode(png if isinstance(png, str) else "".join(png)))
+                paths.append(p)
+    return paths
+
+
+def run_chapter(
+    name: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    scale: str | None = None,
+    out_dir: str | os.PathLike[str] | None = None,
+    kernel: str = "python3",
+    timeout: float | None = None,
+) -> Path:
+    """Execute chapter ``name`` with ``params`` and return the executed notebook's path.
+
+    ``scale`` (smoke | default | paper) is passed as the ``scale`` parameter when the chapter
+    has one, and as ``INFSCHED_SCALE`` to the kernel. ``out_dir`` defaults to
+    ``<book>/../_build/runs/<name>-<hash of params and scale>/``. The notebook is written as
+    ``<out_dir>/<name>.ipynb``, PNG outputs as ``<out_dir>/figures/*.png``. Raises ConfigError
+    for an unknown chapter, parameter or scale, ChapterFailed if a cell raises.
+    """
+    import jupytext
+    import nbformat
+    import papermill as pm
+
+    info = _get_chapter(name)
+    params = dict(params or {})
+    require(all(isinstance(k, str) for k in params), "params", params, "must map names (str) to values")
+    allowed = list(info.parameters)
+    for k in params:
+        if k not in info.parameters:
+            raise config_error("parameter", k, f"chapter {name!r} has parameters "
+                               + (", ".join(allowed) or "(none)"))
+    if scale is not None:
+        require(scale in SCALES, "scale", scale, "must be one of " + ", ".join(SCALES))
+    if "scale" in params:
+        require(params["scale"] in SCALES, "scale", params["scale"], "must be one of " + ", ".join(SCALES))
+        require(scale is None or scale == params["scale"], "scale", scale,
+                f"conflicts with parameter scale = {params['scale']!r}")
+        scale = params["scale"]
+    if scale is not None and "scale" in info.parameters:
+        params["scale"] = scale
+    require(isinstance(kernel, str) and kernel != "", "kernel", kernel, "must be a kernel name")
+
+    out = Path(out_dir) if out_dir is not None else \
+        book_dir().parent / "_build" / "runs" / f"{name}-{_param_hash(params, scale)}"
+    out = out.resolve()
+    figures = out / "figures"
+    figures.mkdir(parents=True, exist_ok=True)
+    out_nb = out / f"{name}.ipynb"
+    with tempfile.TemporaryDirectory(prefix="infsched-run-") as tmp:
+        src = Path(tmp) / f"{name}.ipynb"
+        nbformat.write(jupytext.read(info.path), src)
+        env = {"INFSCHED_FIGURES": str(figures)}
+        if scale is not None:
+            env["INFSCHED_SCALE"] = scale
+        with _env(**env):
+            try:
+                pm.execute_notebook(
+                    str(src), str(out_nb), parameters=params, kernel_name=kernel,
+                    cwd=str(info.path.parent), progress_bar=False, log_output=False,
+                    execution_timeout=timeout,
+                )
+            except pm.PapermillExecutionError as exc:
+                raise ChapterFailed(
+                    f"chapter {name!r} failed at cell [{exc.exec_count}]: {exc.ename}: "
+                    f"{exc.evalue.strip().splitlines()[0] if exc.evalue.strip() else ''} "
+                    f"(executed notebook: {out_nb})") from None
+    nb = nbformat.read(out_nb, as_version=4)
+    _extract_pngs(nb, figures, name)
+    return out_nb
+
+
+# --------------------------------------------------------------------------- nbval references
+
+def _strip_unchecked(nb: Any) -> Any:
+    """Keep outputs only of cells marked ``# NBVAL_CHECK_OUTPUT`` (the ones nbval compares)."""
+    for cell in nb.cells:
+        if cell.cell_type == "code" and CHECK_MARKER not in cell.source:
+            cell.outputs = []
+            cell.execution_count = None
+    return nb
+
+
+def refresh_nbval(chapters: Sequence[str] | None = None, *, out_dir: str | os.PathLike[str] | None = None,
+                  kernel: str = "python3") -> list[Path]:
+    """Execute chapters at smoke scale (``INFSCHED_SCALE=smoke``, no injected parameters) and
+    store them as ``<nbval_dir>/<chapter>.ipynb``, keeping only the checked cells' outputs."""
+    import nbformat
+
+    known = list_chapters()
+    names = list(chapters) if chapters else list(known)
+    for n in names:
+        if n not in known:
+            raise config_error("chapter", n, "must be one of " + (", ".join(known) or "(none)"))
+    dest = Path(out_dir) if out_dir is not None else nbval_dir()
+    dest.mkdir(parents=True, exist_ok=True)
+    written = []
+    with tempfile.TemporaryDirectory(prefix="infsched-nbval-") as tmp:
+        for n in names:
+            with _env(INFSCHED_SCALE="smoke"):
+                executed = run_chapter(n, {}, out_dir=Path(tmp) / n, kernel=kernel)
+            nb = _strip_unchecked(nbformat.read(executed, as_version=4))
+            nb.metadata.pop("papermill", None)
+            for cell in nb.cells:
+                cell.metadata.pop("papermill", None)
+                cell.metadata.pop("execution", None)
+            target = dest / f"{n}.ipynb"
+            nbformat.write(nb, target)
+            written.append(target)
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m infsched.runner --refresh-nbval [chapter ...]``."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m infsched.runner", description=__doc__.split("\n")[0])
+    ap.add_argument("--refresh-nbval", nargs="*", metavar="CHAPTER", required=True,
+                    help="re-execute these chapters (default: all) at smoke scale and store them "
+                         "as nbval references")
+    args = ap.parse_args(argv)
+    try:
+        for p in refresh_nbval(args.refresh_nbval):
+            print(p)
+    except (ConfigError, ChapterFailed) as exc:
+        print(f"infsched: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,141 @@
+"""simpy reference model of the n-server system: slow, but it reads like the paper.
+
+Arrivals are one simpy process; each server is a ``simpy.Resource(capacity=1)`` whose request
+queue is the server's FCFS queue. The dispatcher keeps the paper's tokens: one LIFO stack of idle
+servers per class; a server hands its token back when its last job leaves. On each arrival it asks
+``policy.choose(idle_counts, busy_counts, Δ, u)`` for a class, sends the job to an idle server of
+that class if there is one (else to a uniformly random server of the class) and updates Δ.
+
+It consumes the very numbers the fast engine draws (:func:`infsched.tad.sim.job_streams`), so on
+the same seed both give the same per-job response times: that is how the engine is checked.
+Use it on small instances only (tens of thousands of jobs).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import simpy
+
+from infsched.errors import config_error, one_of, require
+from infsched.tad.model import SystemParams
+from infsched.tad.policies import Policy
+from infsched.tad.sim import (
+    CHUNK,
+    N_BATCHES,
+    SERVICES,
+    SimResult,
+    _check_int,
+    _resolve,
+    _t975,
+    job_streams,
+)
+
+
+class Dispatcher:
+    """Tokens of idle servers per class, and the accuracy surplus Δ (in the table's units)."""
+
+    def __init__(self, params: SystemParams, n: int, policy: Policy, table):
+        self.sizes = [int(x) for x in params.class_sizes(n)]
+        self.starts = [sum(self.sizes[:k]) for k in range(params.K)]
+        self.class_of = [k for k, nk in enumerate(self.sizes) for _ in range(nk)]
+        # LIFO stacks; initially class k's stack pops its lowest-numbered server first
+        self.idle = [list(range(st + nk - 1, st - 1, -1))
+                     for st, nk in zip(self.starts, self.sizes)]
+        self.jobs_at = [0] * n
+        self.policy = policy
+        self.table = table
+        self.delta = 0 if table.exact else 0.0
+        self.min_delta = math.inf
+
+    def route(self, u: float, v: float) -> tuple[int, int]:
+        """Pick (class, server) for an arriving job and update Δ."""
+        idle_counts = [len(st) for st in self.idle]
+        busy_counts = [nk - c for nk, c in zip(self.sizes, idle_counts)]
+        i = self.policy.choose(idle_counts, busy_counts, self.delta, u, self.table)
+        nk = self.sizes[i]
+        if self.table.jiq and self.idle[i]:
+            server = self.idle[i].pop()                 # a token: an idle class-i server
+        else:
+            server = self.starts[i] + min(int(v * nk), nk - 1)
+            if server in self.idle[i]:                  # random routing may hit an idle server
+                self.idle[i].remove(server)
+        self.jobs_at[server] += 1
+        self.delta += self.table.d[i]
+        self.min_delta = min(self.min_delta, self.delta)
+        return i, server
+
+    def leave(self, server: int) -> None:
+        self.jobs_at[server] -= 1
+        if self.jobs_at[server] == 0:                   # the server empties: token back
+            self.idle[self.class_of[server]].append(server)
+
+
+def simulate_reference(params: SystemParams, policy: Policy | str, n: int, *, lam: float,
+                       n_jobs: int, service: str = "exp", seed=0, warmup: float = 0.2,
+                       a_star: float | None = None, chunk: int = CHUNK) -> SimResult:
+    """The simpy model of the system; same inputs and random numbers as ``sim.simulate``.
+
+    Always records per-job arrivals, departures and classes.
+    """
+    service = one_of("service", service, SERVICES)
+    n = _check_int("n", n)
+    params.class_sizes(n)
+    n_jobs = _check_int("n_jobs", n_jobs)
+    try:
+        warmup = float(warmup)
+    except (TypeError, ValueError):
+        raise config_error("warmup", warmup, "must be a fraction in [0, 1)") from None
+    require(0.0 <= warmup < 1.0, "warmup", warmup, "must be a fraction in [0, 1)")
+    policy, a_star, lam = _resolve(params, policy, n, None, lam, a_star)
+    table = policy.table(params, a_star=a_star)
+
+    draws = [np.concatenate(parts) for parts in zip(*job_streams(seed, n_jobs, chunk))]
+    e_arr, e_srv, u_pol, u_srv = (x.tolist() for x in draws)
+    inv_rate = 1.0 / (n * lam)
+    inv_mu = (1.0 / params.mu_arr).tolist()
+    det = service == "det"
+
+    env = simpy.Environment()
+    servers = [simpy.Resource(env, capacity=1) for _ in range(n)]
+    disp = Dispatcher(params, n, policy, table)
+    arrivals = np.empty(n_jobs)
+    departures = np.empty(n_jobs)
+    classes = np.empty(n_jobs, np.int8)
+
+    def job(j: int, server: int, service_time: float):
+        with servers[server].request() as req:
+            yield req                                   # FCFS: wait for the jobs ahead
+            yield env.timeout(service_time)
+        departures[j] = env.now
+        disp.leave(server)
+
+    def source():
+        for j in range(n_jobs):
+            yield env.timeout(e_arr[j] * inv_rate)     # Poisson arrivals, rate nλ
+            arrivals[j] = env.now
+            i, server = disp.route(u_pol[j], u_srv[j])
+            classes[j] = i
+            env.process(job(j, server, inv_mu[i] if det else e_srv[j] * inv_mu[i]))
+
+    env.process(source())
+    env.run()
+
+    # measurement, as in the engine: jobs arriving at or after warmup × (last arrival time)
+    t_last = float(arrivals[-1])
+    t_cut = warmup * t_last
+    keep = arrivals >= t_cut
+    resp = (departures - arrivals)[keep]
+    bscale = N_BATCHES / (t_last - t_cut) if t_last > t_cut else 0.0
+    b = np.minimum(((arrivals[keep] - t_cut) * bscale).astype(np.int64), N_BATCHES - 1)
+    bsum = np.bincount(b, weights=resp, minlength=N_BATCHES)
+    bcnt = np.bincount(b, minlength=N_BATCHES)
+    bm = bsum[bcnt > 0] / bcnt[bcnt > 0]
+    ci = float(_t975(len(bm) - 1) * bm.std(ddof=1) / math.sqrt(len(bm))) if len(bm) >= 2 else math.nan
+    frac = np.bincount(classes[keep], minlength=params.K) / keep.sum()
+    to_points = (lambda x: float(x) / table.scale) if table.has_target else (lambda x: math.nan)
+    return SimResult(mean_response=float(resp.mean()), mean_accuracy=float(frac @ params.a_arr),
+                     class_fractions=frac, n_jobs=int(keep.sum()),
+                     final_delta=to_points(disp.delta), min_delta=to_points(disp.min_delta),
+                     ci_halfwidth=ci, arrivals=arrivals, departures=departures, classes=classes)

@@ -1,0 +1,112 @@
+"""Sweeps: results, disk cache, resume after an interruption, parallel equals serial."""
+
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from infsched.errors import ConfigError
+from infsched.sweep import point_key, run_sweep
+
+
+def _count(counter):
+    with open(counter, "a") as f:
+        f.write("x")
+
+
+def simulate(lam, seed, counter, fail_flag=None):
+    """A seeded toy experiment that counts its calls in a file; fails at lam=2 while the
+    file ``fail_flag`` exists (an interruption that is not part of the parameters)."""
+    if fail_flag is not None and lam == 2.0 and os.path.exists(fail_flag):
+        raise RuntimeError(f"boom at lam={lam}")
+    _count(counter)
+    rng = np.random.default_rng([seed, int(lam * 1000)])
+    return {"mean": float(rng.exponential(1 / lam, 200).mean())}
+
+
+def table(lam, counter):
+    _count(counter)
+    return pd.DataFrame({"k": [1, 2], "y": [lam, 2 * lam]})
+
+
+def calls(counter):
+    return len(open(counter).read()) if os.path.exists(counter) else 0
+
+
+def grid(counter, fail_flag=None):
+    return [{"lam": lam, "seed": s, "counter": str(counter), "fail_flag": fail_flag}
+            for lam in (0.5, 1.0, 2.0) for s in (0, 1)]
+
+
+def test_results_in_grid_order(tmp_path):
+    c = tmp_path / "calls"
+    df = run_sweep(simulate, grid(c), cache_dir=False)
+    assert list(df.columns) == ["lam", "seed", "counter", "fail_flag", "mean"]
+    assert list(df["lam"]) == [0.5, 0.5, 1.0, 1.0, 2.0, 2.0] and calls(c) == 6
+    assert df["mean"].iloc[0] > df["mean"].iloc[-1]
+    run_sweep(simulate, grid(c), cache_dir=False)
+    assert calls(c) == 12  # cache_dir=False: recomputed
+
+
+def test_resume_after_failure_recomputes_only_missing(tmp_path):
+    c, cache = tmp_path / "calls", tmp_path / "cache"
+    flag = tmp_path / "fail"
+    flag.write_text("")
+    g = grid(c, str(flag))
+    # the first run dies at the first lam=2.0 point: the four points before it are persisted
+    with pytest.raises(RuntimeError, match="boom"):
+        run_sweep(simulate, g, cache_dir=cache)
+    assert calls(c) == 4
+    flag.unlink()
+    df = run_sweep(simulate, g, cache_dir=cache)
+    assert calls(c) == 6  # only the 2 missing points were computed
+    again = run_sweep(simulate, g, cache_dir=cache)
+    assert calls(c) == 6
+    pd.testing.assert_frame_equal(df, again)
+    pd.testing.assert_frame_equal(df, run_sweep(simulate, g, cache_dir=False))
+    assert calls(c) == 12
+    # a new version string invalidates the cache
+    run_sweep(simulate, g, cache_dir=cache, version="2")
+    assert calls(c) == 18
+
+
+def test_default_cache_dir_from_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("INFSCHED_CACHE", str(tmp_path / "envcache"))
+    c = tmp_path / "calls"
+    run_sweep(simulate, grid(c)[:2])
+    run_sweep(simulate, grid(c)[:2])
+    assert calls(c) == 2 and any((tmp_path / "envcache").rglob("*.pkl"))
+
+
+def test_parallel_identical(tmp_path):
+    c = tmp_path / "calls"
+    serial = run_sweep(simulate, grid(c), cache_dir=False)
+    parallel = run_sweep(simulate, grid(c), cache_dir=tmp_path / "cache", n_jobs=2, progress=True)
+    pd.testing.assert_frame_equal(serial, parallel)
+    assert calls(c) == 12
+    assert len(list((tmp_path / "cache").rglob("*.pkl"))) == 6
+
+
+def test_dataframe_results(tmp_path):
+    c = tmp_path / "calls"
+    df = run_sweep(table, [{"lam": 1.0, "counter": str(c)}, {"lam": 3.0, "counter": str(c)}],
+                   cache_dir=tmp_path / "cache")
+    assert list(df.columns) == ["lam", "counter", "k", "y"] and list(df["y"]) == [1.0, 2.0, 3.0, 6.0]
+
+
+def test_point_key():
+    assert point_key(simulate, {"a": 1, "b": 2}) == point_key(simulate, {"b": 2, "a": 1})
+    assert point_key(simulate, {"a": 1}) != point_key(table, {"a": 1})
+    assert point_key(simulate, {"a": 1}) != point_key(simulate, {"a": 1}, version="v2")
+    assert point_key(simulate, {"a": np.int64(1)}) == point_key(simulate, {"a": 1})
+
+
+def test_errors(tmp_path):
+    with pytest.raises(ConfigError, match="n_jobs = 0"):
+        run_sweep(simulate, [], n_jobs=0)
+    with pytest.raises(ConfigError, match=r"grid\[1\] = 3"):
+        run_sweep(simulate, [{}, 3], cache_dir=False)
+    with pytest.raises(ConfigError, match="must return a dict or a DataFrame"):
+        run_sweep(lambda x: x, [{"x": 1}], cache_dir=False)
+    assert run_sweep(simulate, [], cache_dir=False).empty
