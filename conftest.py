@@ -94,6 +94,8 @@ def _merge_reference(nb: Any, chapter: str) -> list[int]:
                 missing.append(code_index)
             else:
                 cell.outputs = ref_cell.get("outputs", [])
+                # nbval refuses a reference cell with outputs but no execution count
+                cell.execution_count = ref_cell.get("execution_count") or 1
         code_index += 1
     return missing
 

@@ -43,7 +43,6 @@ if fail:
 fig, ax = plt.subplots(figsize=(2, 2), dpi=40)
 ax.plot([0, 1], [0, x])
 plotting.save(fig, "line")
-
 plt.show()
 print("env scale", os.environ.get("INFSCHED_SCALE"), "param scale", scale, "x", x, policy)
 ```

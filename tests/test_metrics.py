@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 
 from infsched.errors import ConfigError
-from infsched.metrics import CI, batch_means_ci, mean_ci, percentile, replicate, summarize
+from infsched.metrics import batch_means_ci, mean_ci, percentile, replicate, summarize
 
 
 def test_mean_ci_values():

@@ -132,3 +132,34 @@ def test_sphinx_hook_marks_pasting_pages_outdated():
     assert report._on_get_outdated(None, env, set(), {"book/tad"}, set()) == ["book/scorecard"]
     assert report._on_get_outdated(None, env, set(), {"book/tad", "book/scorecard"}, set()) == []
     assert report._on_get_outdated(None, env, set(), {"intro"}, set()) == []
+
+
+# ---------------------------------------------------------------- plotting (display helpers)
+
+def test_plotting_helpers(tmp_path, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("agg")
+    import matplotlib.pyplot as plt
+
+    from infsched import plotting
+
+    plotting.set_theme()
+    assert plotting.policy_style("TAD-OP") == plotting.POLICY_COLORS["tadop"]
+    assert plotting.policy_style("LP bound").linestyle == "-"      # theoretical bound: solid
+    assert plotting.policy_style("R-JIQ").linestyle == "-."        # lambda-aware: dash-dot
+    assert plotting.policy_style("JSQ").linestyle == "--"          # lambda-oblivious: dashed
+    assert plotting.policy_color("some new policy") == plotting.policy_color("Some-New Policy")
+    fig, ax = plt.subplots()
+    plotting.label_axes(ax, "load ρ (-)", "mean latency [ms]")
+    assert ax.get_ylabel() == "mean latency [ms]"
+    with pytest.raises(ConfigError, match="y = 'latency': must name the unit"):
+        plotting.label_axes(ax, "load (-)", "latency")
+    monkeypatch.delenv("INFSCHED_FIGURES", raising=False)
+    assert plotting.save(fig, "fig1") == []
+    monkeypatch.setenv("INFSCHED_FIGURES", str(tmp_path / "figs"))
+    [p] = plotting.save(fig, "fig1")
+    assert p == tmp_path / "figs" / "fig1.png" and p.read_bytes()[:4] == b"\x89PNG"
+    with pytest.raises(ConfigError, match="name = '../x'"):
+        plotting.save(fig, "../x")
+    plt.close(fig)

@@ -63,13 +63,15 @@ POLICY_COLORS: dict[str, PolicyStyle] = {
     "hindsightip": PolicyStyle("#000000", SOLID, ""),
     "optimal": PolicyStyle("#000000", SOLID, ""),
     # lambda-aware: dash-dot
-    "tadop": PolicyStyle(PALETTE[0], DASHDOT, "s"),
     "rjiq": PolicyStyle(PALETTE[1], DASHDOT, "^"),
     "ramsis": PolicyStyle(PALETTE[2], DASHDOT, "D"),
     "kairos": PolicyStyle(PALETTE[2], DASHDOT, "D"),
     "herd": PolicyStyle(PALETTE[4], DASHDOT, "v"),
     # lambda-oblivious: dashed
-    "tad": PolicyStyle(PALETTE[0], DASHED, "o"),
+    "tad": PolicyStyle(PALETTE[3], DASHED, "o"),
+    "tadop": PolicyStyle(PALETTE[0], DASHED, "s"),
+    "jiqfast": PolicyStyle(PALETTE[4], DASHED, "v"),
+    "jiqaccurate": PolicyStyle(PALETTE[5], DASHED, "D"),
     "jsq": PolicyStyle(PALETTE[3], DASHED, "x"),
     "jiq": PolicyStyle(PALETTE[5], DASHED, "+"),
     "random": PolicyStyle(PALETTE[7], DASHED, "."),

@@ -218,7 +218,6 @@ def _param_hash(params: Mapping[str, Any], scale: str | None) -> str:
 
 def _extract_pngs(nb: Any, folder: Path, stem: str) -> list[Path]:
     paths = []
-    idx = 0
     for ci, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
@@ -227,7 +226,6 @@ def _extract_pngs(nb: Any, folder: Path, stem: str) -> list[Path]:
             png = out.get("data", {}).get("image/png") if hasattr(out, "get") else None
             if png:
                 folder.mkdir(parents=True, exist_ok=True)
-                idx += 1
                 k += 1
                 p = folder / f"{stem}-cell{ci:02d}-{k}.png"
                 p.write_bytes(base64.b64decode(png if isinstance(png, str) else "".join(png)))

@@ -25,7 +25,7 @@ such d, Δ is a float and the tests "Δ + a_k − a* ≥ 0" and "Δ > 0" are mad
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Sequence, Union
 
 import numpy as np
@@ -404,6 +404,8 @@ def make_policy(name: str, params: SystemParams, a_star: float, lam: float, n: i
 
     "random" routes with p*(λ) of the LP (the simulator check of spec §3.5); "r-jiq" uses
     p_RJIQ(λ, n); "tad" and "tad-op" need only a*; the JIQ baselines need nothing.
+    Beware: past the low-load plateau p*(λ) fills some class to capacity (load exactly 1), so
+    "random" is then critically loaded; give ``RandomRouting(p)`` an explicit p there.
     """
     if name not in POLICY_NAMES:
         raise config_error("policy", name, "must be one of " + ", ".join(map(repr, POLICY_NAMES)))

@@ -1,0 +1,396 @@
+"""The fast engine (``sim``) against the simpy reference, closed forms and the spec's numbers.
+
+Job counts and tolerances. Spec §5/§8 give tolerances "about 3σ" for single runs of 1e5–1e6 jobs.
+The numba engine runs 5–8 million jobs/s, so every stochastic test below uses **at least** the
+spec's job count (often more) and keeps the spec's tolerance; no tolerance is widened. Where a
+comment quotes a standard error (SE), it is the 95 % batch-means half-width ``ci_halfwidth`` /
+1.96 measured on the stated seed, and each test also asserts that half-width, so a tolerance is
+never hiding inside the noise. Seeds are fixed; all numbers are deterministic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from infsched.errors import ConfigError, InfeasibleError
+from infsched.tad import bound
+from infsched.tad.model import MAIN
+from infsched.tad.policies import POLICY_NAMES, TAD, TADOP, RandomRouting
+from infsched.tad.reference import simulate_reference
+from infsched.tad.sim import (
+    Phase,
+    md1_random_routing_latency,
+    mm1_random_routing_latency,
+    simulate,
+    simulate_phases,
+)
+
+
+def lam_of(a_star, rho):
+    return rho * bound.lambda_max(MAIN, a_star)
+
+
+def T_lp(a_star, rho):
+    return bound.lp_lower_bound(MAIN, a_star, lam_of(a_star, rho)).T
+
+
+# ============================================================================ engine == reference
+
+EQUIV_CASES = [(name, svc, 76.0, 0.7) for name in POLICY_NAMES for svc in ("exp", "det")] + [
+    ("tad", "exp", 75.1, 0.9),            # exact Δ in tenths
+    ("tad-op", "exp", 75.1, 0.9),
+    ("tad", "exp", 76 + 1 / 3, 0.9),      # no decimal scale: float Δ with tolerance
+    ("tad-op", "det", 78.0, 0.9),         # a shuffle pair ranks first
+    (TADOP(76, lenient=True), "exp", 76.0, 0.9),
+]
+
+
+def _case_id(x):
+    return x if isinstance(x, str) else f"{x:g}" if isinstance(x, float) else repr(x)
+
+
+@pytest.mark.parametrize("policy, service, a_star, rho", EQUIV_CASES, ids=_case_id)
+def test_engine_matches_reference_job_by_job(policy, service, a_star, rho):
+    """Same seed → the same random numbers → identical per-job routing and response times.
+
+    n = 8, 3000 jobs; the engine runs in chunks of 700 jobs so its state crosses chunk edges.
+    """
+    lam = lam_of(a_star, rho)
+    kw = dict(lam=lam, a_star=a_star if isinstance(policy, str) else None, n_jobs=3000,
+              service=service, seed=11, warmup=0.2)
+    fast = simulate(MAIN, policy, 8, record=True, chunk=700, **kw)
+    ref = simulate_reference(MAIN, policy, 8, **kw)
+    np.testing.assert_array_equal(fast.classes, ref.classes)
+    np.testing.assert_allclose(fast.arrivals, ref.arrivals, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(fast.departures, ref.departures, rtol=0, atol=1e-9)
+    assert fast.n_jobs == ref.n_jobs
+    assert fast.mean_response == pytest.approx(ref.mean_response, abs=1e-9)
+    assert fast.mean_accuracy == pytest.approx(ref.mean_accuracy, abs=1e-9)
+    assert fast.final_delta == pytest.approx(ref.final_delta, abs=1e-6)
+    assert fast.min_delta == pytest.approx(ref.min_delta, abs=1e-6)
+    # the case must exercise queueing: some jobs wait
+    assert np.any(fast.responses > 0) and fast.mean_response > 0
+
+
+def test_engine_statistics_do_not_depend_on_chunking_or_recording():
+    kw = dict(rho=0.8, a_star=76, n_jobs=50_000, seed=3)
+    a = simulate(MAIN, "tad-op", 64, **kw)
+    b = simulate(MAIN, "tad-op", 64, chunk=4096, record=True, **kw)
+    assert a.mean_response == b.mean_response and a.final_delta == b.final_delta
+    c = simulate(MAIN, "tad-op", 64, **{**kw, "seed": 4})
+    assert c.mean_response != a.mean_response
+
+
+def test_single_phase_equals_stationary_run():
+    lam = lam_of(76, 0.6)
+    ph = simulate_phases(MAIN, "tad-op", 64, [Phase(300.0, lam, 76.0)], seed=5)
+    st = simulate(MAIN, "tad-op", 64, lam=lam, a_star=76, n_jobs=len(ph.arrivals), seed=5,
+                  warmup=0.0, record=True)
+    np.testing.assert_array_equal(ph.arrivals, st.arrivals)
+    np.testing.assert_array_equal(ph.departures, st.departures)
+    assert ph.arrivals[-1] < 300.0 and ph.final_delta == st.final_delta
+
+
+# ============================================================================ closed forms (S1)
+
+def test_closed_forms():
+    p = (1.0, 0.0, 0.0, 0.0)      # class 1 only: M/M/1 with λ/α = 1 and μ = 2
+    assert mm1_random_routing_latency(MAIN, p, 0.25) == pytest.approx(1.0)
+    assert md1_random_routing_latency(MAIN, p, 0.25) == pytest.approx(0.75)
+    # p*(λ) at ρ = 0.7 saturates class 3 exactly (ρ_3 = 1): no finite mean
+    lam = lam_of(76, 0.7)
+    with pytest.raises(InfeasibleError, match="class 3"):
+        mm1_random_routing_latency(MAIN, bound.lp_lower_bound(MAIN, 76, lam).p, lam)
+
+
+@pytest.mark.parametrize("service, formula, n_jobs", [
+    ("exp", mm1_random_routing_latency, 8_000_000),
+    ("det", md1_random_routing_latency, 2_000_000),
+])
+def test_random_routing_matches_queueing_formula(service, formula, n_jobs):
+    """S1 / spec §5 test 10: Random-p at n = 64, ρ = 0.7 equals the sum of M/M/1 (M/D/1) queues.
+
+    Deviation from the spec: p*(λ) at ρ = 0.7 > 9/17 puts class 3 at load exactly 1 (see
+    test_closed_forms), so we route with p_RJIQ(λ, 64) instead (class loads 0.28/0.66/0.81/0.45).
+    Class 4 (mean service 10) and class 3 (load 0.81) make the response very noisy: at 2e6 jobs
+    the exp half-width was 1.4 %, so we run 8e6 (half-width ≈ 0.7 %, SE ≈ 0.35 %: 2 % ≈ 6 SE);
+    det at 2e6 jobs has half-width ≈ 0.65 %.
+    """
+    lam = lam_of(76, 0.7)
+    p = bound.rjiq_probs(MAIN, 76, lam, 64)
+    res = simulate(MAIN, RandomRouting(p), 64, lam=lam, a_star=76, n_jobs=n_jobs,
+                   service=service, seed=21)
+    target = formula(MAIN, p, lam)
+    assert res.ci_halfwidth < 0.01 * target
+    assert abs(res.mean_response / target - 1) <= 0.02
+    np.testing.assert_allclose(res.class_fractions, p, atol=2e-3)
+
+
+# ============================================================================ R-JIQ (S2, S3, S5, S10)
+
+@pytest.mark.parametrize("service", ["exp", "det"])
+def test_rjiq_converges_for_high_target(service):
+    """S2 / test 12: ρ = 0.5, a* = 85, n = 256 within 1 % of T_LP = 3.3333.
+
+    1e6 jobs: half-width 0.4 % (exp) / 0.2 % (det), so 1 % is ≥ 5 SE.
+    """
+    res = simulate(MAIN, "r-jiq", 256, rho=0.5, a_star=85, n_jobs=1_000_000, service=service,
+                   seed=22)
+    assert res.ci_halfwidth < 0.005 * 3.3333
+    assert abs(res.mean_response / T_lp(85, 0.5) - 1) <= 0.01
+    assert T_lp(85, 0.5) == pytest.approx(10 / 3, rel=1e-6)
+
+
+def test_rjiq_small_n_is_above_bound_and_det_beats_exp():
+    """S3 / test 12: n = 16, a* = 85: exp ≈ 3.77, det ≈ 3.59, both > 1.05 LB (exp ≥ 1.08 LB)."""
+    exp = simulate(MAIN, "r-jiq", 16, rho=0.5, a_star=85, n_jobs=1_000_000, seed=23)
+    det = simulate(MAIN, "r-jiq", 16, rho=0.5, a_star=85, n_jobs=1_000_000, service="det",
+                   seed=23)
+    lb = T_lp(85, 0.5)
+    assert exp.mean_response >= 1.08 * lb and det.mean_response > 1.05 * lb
+    assert det.mean_response + 2 * det.ci_halfwidth < exp.mean_response - 2 * exp.ci_halfwidth
+
+
+def test_rjiq_accuracy_matches_its_routing_vector():
+    """Test 11: |accuracy − p_RJIQ·a| ≤ 0.05 at 1e5 jobs."""
+    lam = lam_of(76, 0.6)
+    res = simulate(MAIN, "r-jiq", 256, lam=lam, a_star=76, n_jobs=100_000, seed=24)
+    expect = bound.rjiq_probs(MAIN, 76, lam, 256) @ MAIN.a_arr
+    assert abs(res.mean_accuracy - expect) <= 0.05
+
+
+def test_rjiq_latency_decreases_in_n_towards_zero_wait_prediction():
+    """Test 12 / S10 (Fig. 4): a* = 76, ρ = 0.5; decreasing in n (1 % margin); n = 1024 ≈ 0.9515.
+
+    4e5 jobs per n: half-widths 0.3–0.9 %; the n = 1024 point's is ≈ 0.3 %, so 2 % is > 10 SE.
+    """
+    lam = lam_of(76, 0.5)
+    T = [simulate(MAIN, "r-jiq", n, lam=lam, a_star=76, n_jobs=400_000, seed=25).mean_response
+         for n in (16, 64, 256, 1024)]
+    assert all(b <= a * 1.01 for a, b in zip(T, T[1:]))
+    assert abs(T[-1] / 0.9515 - 1) <= 0.02
+    assert bound.rjiq_zero_wait_latency(MAIN, 76, lam, 1024) == pytest.approx(0.9515, abs=1e-4)
+
+
+# ============================================================================ n = 4096 (S4, S5, S6)
+
+@pytest.fixture(scope="module")
+def large_n_runs():
+    """TAD-OP, R-JIQ and TAD at n = 4096, a* = 76, ρ ∈ {0.3, 0.6, 0.8}: 1e6 jobs each (spec 3e5).
+
+    Half-widths 0.2–0.45 % of the mean, i.e. SE ≤ 0.25 %.
+    """
+    out = {}
+    for rho in (0.3, 0.6, 0.8):
+        for pol in ("tad-op", "r-jiq", "tad"):
+            out[pol, rho] = simulate(MAIN, pol, 4096, rho=rho, a_star=76, n_jobs=1_000_000,
+                                     seed=31)
+    return out
+
+
+@pytest.mark.parametrize("rho, lb", [(0.3, 0.8667), (0.6, 0.8941), (0.8, 0.9456)])
+def test_tadop_matches_lp_bound_at_large_n(large_n_runs, rho, lb):
+    """S4 / test 13: within −1 % … +1.5 % of T_LP-LB."""
+    res = large_n_runs["tad-op", rho]
+    T = T_lp(76, rho)
+    assert T == pytest.approx(lb, abs=1e-4)
+    assert res.ci_halfwidth < 0.005 * T
+    assert 0.99 * T <= res.mean_response <= 1.015 * T
+    assert res.mean_accuracy >= 76 - 0.02                      # S9
+
+
+@pytest.mark.parametrize("rho", [0.3, 0.6, 0.8])
+def test_rjiq_matches_zero_wait_prediction_at_large_n(large_n_runs, rho):
+    """S5: within 2 % of p_RJIQ·μ⁻¹ (0.9173 / 0.9557 / 1.0183)."""
+    pred = bound.rjiq_zero_wait_latency(MAIN, 76, lam_of(76, rho), 4096)
+    assert abs(large_n_runs["r-jiq", rho].mean_response / pred - 1) <= 0.02
+
+
+def test_tad_low_load_sticks_to_suboptimal_pair(large_n_runs):
+    """S6 / test 14: TAD at ρ = 0.3 within 1 % of v^(2,3) = 1.0222, i.e. ≥ 1.15 T_LP."""
+    res = large_n_runs["tad", 0.3]
+    assert abs(res.mean_response / 1.022222 - 1) <= 0.01
+    assert res.mean_response >= 1.15 * T_lp(76, 0.3)
+    np.testing.assert_allclose(res.class_fractions, (0, 0.8, 0.2, 0), atol=0.01)
+
+
+def test_tad_feasibility_invariant_large_n(large_n_runs):
+    """Test 7 / S9: TAD's Δ ≥ 0 after every routing; TAD and TAD-OP accuracy ≥ a* − 0.02."""
+    for rho in (0.3, 0.6, 0.8):
+        assert large_n_runs["tad", rho].min_delta >= 0
+        for pol in ("tad", "tad-op"):
+            assert large_n_runs[pol, rho].mean_accuracy >= 76 - 0.02
+
+
+# ============================================================================ n = 64 (S7, S8)
+
+@pytest.mark.parametrize("a_star", [75.1, 76.0, 78.0])
+def test_tadop_is_best_at_small_n(a_star):
+    """S7 / test 15 (Fig. 6): n = 64, exp, β ∈ {0.05, 0.15, 0.25, 0.35} (ρ 0.19 … 0.77).
+
+    TAD-OP ≤ 1.03 × min(TAD, R-JIQ) and R-JIQ ≥ 1.08 × TAD-OP. 2e5 jobs (spec 1.3e5), common
+    random numbers across policies; SE 0.3–1 % per point, well inside the 3 % / 8 % margins.
+    Also S9: TAD Δ ≥ 0, TAD and TAD-OP accuracy ≥ a* − 0.02 at every point.
+    """
+    for beta in (0.05, 0.15, 0.25, 0.35):
+        rho = 1 - 64.0 ** (-beta)
+        res = {pol: simulate(MAIN, pol, 64, rho=rho, a_star=a_star, n_jobs=200_000, seed=41)
+               for pol in ("tad-op", "tad", "r-jiq")}
+        T = {pol: r.mean_response for pol, r in res.items()}
+        assert T["tad-op"] <= 1.03 * min(T["tad"], T["r-jiq"]), (rho, T)
+        assert T["r-jiq"] >= 1.08 * T["tad-op"], (rho, T)
+        assert res["tad"].min_delta >= 0
+        for pol in ("tad", "tad-op"):
+            assert res[pol].mean_accuracy >= a_star - 0.02, (pol, rho)
+
+
+def test_tad_unstable_where_tadop_is_not():
+    """S8 / test 16: n = 64, a* = 78, β = 0.45 (ρ = 0.846), 1.3e5 jobs.
+
+    TAD > 5 × T_LP (spec observed 16.7 vs 1.235); TAD-OP < 1.2 × T_LP (observed 1.373).
+    """
+    rho = 1 - 64.0 ** (-0.45)
+    T = T_lp(78, rho)
+    assert T == pytest.approx(1.2346, abs=1e-3)
+    tad = simulate(MAIN, "tad", 64, rho=rho, a_star=78, n_jobs=130_000, seed=42)
+    tadop = simulate(MAIN, "tad-op", 64, rho=rho, a_star=78, n_jobs=130_000, seed=42)
+    assert tad.mean_response > 5 * T
+    assert tadop.mean_response < 1.2 * T
+    assert tad.min_delta >= 0 and tad.mean_accuracy >= 78 - 0.02
+    assert tadop.mean_accuracy >= 78 - 0.02
+
+
+# ============================================================================ Little's law
+
+@pytest.mark.parametrize("policy, service", [("tad-op", "exp"), ("jiq-fast", "det")])
+def test_littles_law(policy, service):
+    """Time-average of N(t) over the measured window ≈ nλ · E[T] within 2 %.
+
+    5e5 jobs at n = 256, ρ = 0.8; both sides come from the same sample path, so they differ
+    only by edge effects (jobs straddling the window ends), ≈ 0.1 % here.
+    """
+    lam = lam_of(76, 0.8)
+    res = simulate(MAIN, policy, 256, lam=lam, a_star=76, n_jobs=500_000, service=service,
+                   record=True, seed=51)
+    t_last = res.arrivals[-1]
+    ts = np.linspace(0.2 * t_last, t_last, 200_001)
+    N = res.number_in_system(ts)
+    assert N.mean() == pytest.approx(256 * lam * res.mean_response, rel=0.02)
+    assert N.min() >= 0
+
+
+# ============================================================================ time-varying (test 18)
+
+def _phases(a_lo, a_hi, r_lo, r_hi, length=200.0):
+    lo = Phase(length, lam_of(a_lo, r_lo), a_lo)
+    hi = Phase(length, lam_of(a_hi, r_hi), a_hi)
+    return [lo, hi, lo]
+
+
+@pytest.mark.parametrize("figure, spec", [("fig9", (76.0, 76.0, 0.4, 0.5)),
+                                          ("fig10", (75.1, 78.0, 0.4, 0.4))])
+def test_time_varying_tadop_tracks_bound(figure, spec):
+    """Test 18 (Figs. 9–10) at n = 1024, low/high/low phases of 200 time units.
+
+    TAD-OP's average N(t) over the second half of each phase is within 5 % of n·N_LP-LB(λ)
+    (we see ≤ 2 %), and the accuracy of the last 1000 arrivals stays within 0.1 of a*(t) from
+    2000 arrivals into each phase on. TAD meets a* but sits above the bound (Fig. 11 caption).
+    """
+    n = 1024
+    phases = _phases(*spec)
+    starts = np.concatenate([[0.0], np.cumsum([p.duration for p in phases])])
+    for policy in ("tad-op", "tad"):
+        res = simulate_phases(MAIN, policy, n, phases, seed=61)
+        t_acc, acc = res.running_accuracy(MAIN, window=1000)
+        ratios = []
+        for k, ph in enumerate(phases):
+            ts = np.linspace(starts[k] + ph.duration / 2, starts[k + 1], 1001)
+            lb = n * bound.lp_lower_bound(MAIN, ph.a_star, ph.lam).N
+            ratios.append(res.number_in_system(ts).mean() / lb)
+            first = np.searchsorted(res.arrivals, starts[k])
+            last = np.searchsorted(res.arrivals, starts[k + 1])
+            window = acc[first + 2000 - 999:last - 999]        # acc[j] ends at arrival j + 999
+            assert np.all(np.abs(window - ph.a_star) <= 0.1), (policy, k)
+        if policy == "tad-op":
+            assert all(abs(r - 1) <= 0.05 for r in ratios), ratios
+        else:
+            assert max(ratios) > 1.05 and res.min_delta >= 0, ratios
+
+
+def test_phases_carry_delta_across_switches():
+    """Δ is not reset at a phase switch; with exact Δ it equals Σ (a_i − a*(t_i)) exactly."""
+    phases = _phases(75.1, 78.0, 0.4, 0.4, length=60.0)
+    ends = np.cumsum([p.duration for p in phases])
+    for policy in ("tad", "tad-op"):
+        res = simulate_phases(MAIN, policy, 256, phases, seed=62)
+        a_star_t = np.array([p.a_star for p in phases])[np.searchsorted(ends, res.arrivals,
+                                                                        side="right")]
+        surplus = np.cumsum(MAIN.a_arr[res.classes] - a_star_t)
+        assert res.final_delta == pytest.approx(surplus[-1], abs=1e-6)
+        assert res.min_delta == pytest.approx(surplus.min(), abs=1e-6)
+        assert res.n_jobs == len(res.arrivals) and res.arrivals[-1] < ends[-1]
+        if policy == "tad":
+            assert res.min_delta >= 0
+    assert res.min_delta < 0          # TAD-OP lets Δ go negative; TAD (checked above) does not
+
+
+# ============================================================================ results and errors
+
+def test_result_helpers():
+    res = simulate(MAIN, "tad-op", 64, rho=0.5, a_star=76, n_jobs=5000, seed=71)
+    with pytest.raises(ConfigError, match="record=True"):
+        res.number_in_system([1.0])
+    res = simulate(MAIN, "tad-op", 64, rho=0.5, a_star=76, n_jobs=5000, seed=71, record=True)
+    assert res.number_in_system([0.0, res.departures.max() + 1]).tolist() == [0, 0]
+    t, acc = res.running_accuracy(MAIN, window=100)
+    assert len(t) == 5000 - 99
+    assert acc[0] == pytest.approx(MAIN.a_arr[res.classes[:100]].mean())
+    assert res.class_fractions.sum() == pytest.approx(1.0)
+    assert res.n_jobs == int(np.sum(res.arrivals >= 0.2 * res.arrivals[-1]))
+
+
+def test_progress_bar_runs(capsys):
+    res = simulate(MAIN, "tad", 64, rho=0.5, a_star=76, n_jobs=3000, seed=72, progress=True,
+                   chunk=1000)
+    assert res.n_jobs > 0
+
+
+@pytest.mark.parametrize("kwargs, exc, words", [
+    (dict(policy="jsq"), ConfigError, POLICY_NAMES),
+    (dict(service="gamma"), ConfigError, ("'exp'", "'det'")),
+    (dict(rho=1.0), InfeasibleError, ("λ^max", "0.708333")),
+    (dict(rho=1.3), InfeasibleError, ("λ^max",)),
+    (dict(rho=None, lam=0.75), InfeasibleError, ("λ^max", "0.708333")),
+    (dict(rho=0.0), ConfigError, ("rho",)),
+    (dict(rho=None), ConfigError, ("exactly one",)),
+    (dict(lam=0.3), ConfigError, ("exactly one",)),
+    (dict(n=6), ConfigError, ("n = 6",)),
+    (dict(n=8.0), ConfigError, ("n = 8.0",)),
+    (dict(n_jobs=0), ConfigError, ("n_jobs",)),
+    (dict(warmup=1.0), ConfigError, ("warmup",)),
+    (dict(a_star=None), ConfigError, ("a_star",)),
+    (dict(a_star=101), InfeasibleError, ("exceeds",)),
+    (dict(policy=TAD(78)), ConfigError, ("a_star", "78")),
+])
+def test_simulate_rejects_bad_input(kwargs, exc, words):
+    args = dict(policy="tad-op", n=64, rho=0.5, a_star=76, n_jobs=1000, service="exp")
+    args.update(kwargs)
+    policy, n = args.pop("policy"), args.pop("n")
+    with pytest.raises(exc) as err:
+        simulate(MAIN, policy, n, **args)
+    for w in words:
+        assert str(w) in str(err.value)
+
+
+def test_phase_and_reference_errors():
+    with pytest.raises(ConfigError, match="duration"):
+        Phase(-1.0, 0.3, 76)
+    with pytest.raises(ConfigError, match="lam"):
+        Phase(10.0, 0.0, 76)
+    with pytest.raises(InfeasibleError, match="λ\\^max"):
+        simulate_phases(MAIN, "tad", 64, [Phase(10.0, 0.8, 76)])
+    with pytest.raises(ConfigError, match="'tad-op'"):
+        simulate_phases(MAIN, "tadop", 64, [Phase(10.0, 0.3, 76)])
+    with pytest.raises(ConfigError, match="'det'"):
+        simulate_reference(MAIN, "tad", 8, lam=0.3, a_star=76, n_jobs=10, service="weibull")

@@ -1,0 +1,154 @@
+"""Chapter discovery (ast, no exec), run_chapter validation, nbval references and the conftest.
+
+The book is a temporary folder (INFSCHED_BOOK); the nbval references go to a temporary folder
+(INFSCHED_NBVAL_DIR); nothing in the repository is touched.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from infsched import runner
+from infsched.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+HEADER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""
+
+
+def chapter(title, check_source, params='import os\nscale = os.environ.get("INFSCHED_SCALE", "default")\nn = 3'):
+    return HEADER + f"""
+# {title}
+
+Some prose.
+
+```{{code-cell}} ipython3
+:tags: [parameters]
+{params}
+```
+
+```{{code-cell}} ipython3
+total = sum(range(n))
+print("unchecked", total)
+```
+
+```{{code-cell}} ipython3
+{check_source}
+```
+"""
+
+
+GOOD = '# NBVAL_CHECK_OUTPUT\nprint(f"total={total} scale={scale}")'
+
+
+@pytest.fixture
+def book(tmp_path, monkeypatch):
+    b = tmp_path / "book"
+    b.mkdir()
+    monkeypatch.setenv("INFSCHED_BOOK", str(b))
+    monkeypatch.setenv("INFSCHED_NBVAL_DIR", str(tmp_path / "nbval"))
+    return b
+
+
+def test_list_chapters_parses_parameters_without_exec(book):
+    (book / "alpha.md").write_text(chapter("Alpha: a title", GOOD, params=(
+        "import os\n"
+        "scale = os.environ.get('INFSCHED_SCALE', 'default')  # smoke | default | paper\n"
+        "seed: int = 0\n"
+        "rates = [0.5, 0.9]  # arrival rates (req/s)\n"
+        "a = b = 1.5\n"
+        "raise SystemExit('never executed')\n")))
+    (book / "plain.md").write_text("# Plain\n\n```python\nx = 1\n```\n")
+    (book / "noparams.md").write_text(HEADER + "\n# No parameters\n\n```{code-cell} ipython3\nx = 1\n```\n")
+    chapters = runner.list_chapters()
+    assert list(chapters) == ["alpha"]
+    info = chapters["alpha"]
+    assert info.title == "Alpha: a title" and info.path == book / "alpha.md"
+    assert list(info.parameters) == ["scale", "seed", "rates", "a", "b"]
+    assert isinstance(info.parameters["scale"], runner.DefaultExpr)
+    assert repr(info.parameters["scale"]) == "os.environ.get('INFSCHED_SCALE', 'default')"
+    assert info.parameters["seed"] == 0 and info.parameters["rates"] == [0.5, 0.9]
+    assert info.parameters["a"] == info.parameters["b"] == 1.5
+    assert info.help == {"scale": "smoke | default | paper", "rates": "arrival rates (req/s)"}
+
+
+def test_book_dir_default_and_override(book, monkeypatch):
+    assert runner.book_dir() == book
+    monkeypatch.delenv("INFSCHED_BOOK")
+    assert runner.book_dir() == ROOT / "book"
+    monkeypatch.setenv("INFSCHED_BOOK", str(book / "missing"))
+    with pytest.raises(ConfigError, match="book directory = .*missing"):
+        runner.list_chapters()
+
+
+def test_run_chapter_validation(book):
+    (book / "alpha.md").write_text(chapter("Alpha", GOOD))
+    (book / "beta.md").write_text(chapter("Beta", GOOD))
+    with pytest.raises(ConfigError, match="chapter = 'gamma': must be one of alpha, beta"):
+        runner.run_chapter("gamma", {})
+    with pytest.raises(ConfigError, match="parameter = 'm': chapter 'alpha' has parameters scale, n"):
+        runner.run_chapter("alpha", {"m": 1})
+    with pytest.raises(ConfigError, match="scale = 'fast': must be one of smoke, default, paper"):
+        runner.run_chapter("alpha", {}, scale="fast")
+    with pytest.raises(ConfigError, match="scale = 'paper': conflicts with parameter scale = 'smoke'"):
+        runner.run_chapter("alpha", {"scale": "smoke"}, scale="paper")
+    bad = book / "broken.md"
+    bad.write_text(chapter("Broken", GOOD, params="x = = 1"))
+    with pytest.raises(ConfigError, match="broken.md: parameters cell is not valid Python"):
+        runner.list_chapters()
+
+
+def test_refresh_and_nbval_through_conftest(book, tmp_path):
+    """Store references, then run pytest --nbval-lax on three chapters through the root
+    conftest: matching reference passes, a tampered reference fails, a marked cell without a
+    stored counterpart fails with the refresh command."""
+    (book / "good.md").write_text(chapter("Good", GOOD))
+    (book / "wrong.md").write_text(chapter("Wrong", GOOD))
+    stored = runner.main(["--refresh-nbval", "good", "wrong"])
+    assert stored == 0
+    ref = nbformat.read(tmp_path / "nbval" / "good.ipynb", as_version=4)
+    code = [c for c in ref.cells if c.cell_type == "code"]
+    assert code[1].outputs == []  # unchecked cells are stored without outputs
+    assert code[2].outputs[0]["text"] == "total=3 scale=smoke\n"
+    assert "papermill" not in ref.metadata
+    # tamper with one reference; add a chapter that was never refreshed
+    wrong = nbformat.read(tmp_path / "nbval" / "wrong.ipynb", as_version=4)
+    [c for c in wrong.cells if c.cell_type == "code"][2].outputs[0]["text"] = "total=4 scale=smoke\n"
+    nbformat.write(wrong, tmp_path / "nbval" / "wrong.ipynb")
+    (book / "stale.md").write_text(chapter("Stale", GOOD))
+    (book / "intro.md").write_text("# Intro\n")  # no jupytext header: not collected
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT), INFSCHED_SCALE="smoke")
+    env.pop("PYTEST_XDIST_WORKER", None)
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider", "-q", "-rA",
+         "--nbval-lax", "--nbval-current-env", "book"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    out = r.stdout
+    assert r.returncode == 1, out + r.stderr
+    assert "PASSED book/good.md::Cell 2" in out
+    assert "FAILED book/wrong.md::Cell 2" in out
+    assert "PASSED book/stale.md::Cell 1" in out and "FAILED book/stale.md::Cell 2" in out
+    assert "run: python -m infsched.runner --refresh-nbval stale" in out
+    assert "intro" not in out
+    assert "2 failed, 7 passed" in out
+
+
+def test_refresh_unknown_chapter(book, capsys):
+    (book / "good.md").write_text(chapter("Good", GOOD))
+    assert runner.main(["--refresh-nbval", "nope"]) == 2
+    assert capsys.readouterr().err == "infsched: error: chapter = 'nope': must be one of good\n"
