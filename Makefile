@@ -22,7 +22,7 @@ book: $(STAMP)
 	$(BIN)/jupyter-book build -W -n --keep-going .
 
 test: $(STAMP)
-	INFSCHED_SCALE=smoke $(BIN)/python -m pytest -n $(JOBS) --dist loadfile
+	INFSCHED_SCALE=smoke $(BIN)/python -m pytest -n $(JOBS) --dist loadfile --nbval-lax tests book
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py

@@ -235,7 +235,9 @@ def compare(
                 ratio = shown / r["paper_value"]
         out.append({
             "item": item, "quantity": q, "paper": r["paper_value"], "ours": shown,
-            "unit": r["unit"], "ratio": ratio, "tolerance": r["tolerance"],
+            "unit": r["unit"], "ratio": ratio,
+            # a qualitative claim holds or not: no tolerance applies
+            "tolerance": math.nan if qualitative or isinstance(val, NotReproducible) else r["tolerance"],
             "verdict": verdict(r["paper_value"], val, r["tolerance"]), "note": note,
         })
     df = pd.DataFrame(out, columns=list(TABLE_COLUMNS))

@@ -297,8 +297,9 @@ def run_chapter(
                     f"chapter {name!r} failed at cell [{exc.exec_count}]: {exc.ename}: "
                     f"{exc.evalue.strip().splitlines()[0] if exc.evalue.strip() else ''} "
                     f"(executed notebook: {out_nb})") from None
-    nb = nbformat.read(out_nb, as_version=4)
-    _extract_pngs(nb, figures, name)
+    if not any(figures.glob("*.png")):
+        # the chapter saved no named figures (plotting.save): keep every PNG output instead
+        _extract_pngs(nbformat.read(out_nb, as_version=4), figures, name)
     return out_nb
 
 

@@ -12,7 +12,9 @@ in ``data/paper/tad.csv`` (numbers, or booleans for qualitative claims), which
 
 from __future__ import annotations
 
+import hashlib
 import os
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Callable
 
@@ -50,6 +52,8 @@ class Scale:
     tv_n: int
     tv_phase_length: float
     tv_runs: int
+    #: when set, every load-sweep point runs n × this many jobs (the paper's n × 10^5)
+    jobs_per_server: int | None = None
 
 
 SCALES: dict[str, Scale] = {
@@ -63,14 +67,14 @@ SCALES: dict[str, Scale] = {
     "default": Scale(fig1_jobs=400_000, fig1_points=8, fig4_ns=tuple(2 ** k for k in range(4, 13)),
                      fig4_jobs_per_server=2_000, fig4_min_jobs=300_000, fig4_max_jobs=4_000_000,
                      sweep_betas=10, sweep_targets=LOAD_SWEEP_TARGETS,
-                     fig6_jobs=1_000_000, fig7_jobs=2_000_000, fig8_jobs=1_000_000,
+                     fig6_jobs=2_000_000, fig7_jobs=4_000_000, fig8_jobs=2_000_000,
                      tv_n=4096, tv_phase_length=200.0, tv_runs=3),
     # the paper's run lengths (n x 10^5 jobs per point); one trial per point, not 50
     "paper": Scale(fig1_jobs=25_600_000, fig1_points=10, fig4_ns=tuple(2 ** k for k in range(4, 13)),
                    fig4_jobs_per_server=100_000, fig4_min_jobs=1_600_000, fig4_max_jobs=409_600_000,
                    sweep_betas=12, sweep_targets=LOAD_SWEEP_TARGETS,
                    fig6_jobs=6_400_000, fig7_jobs=409_600_000, fig8_jobs=25_600_000,
-                   tv_n=4096, tv_phase_length=1_000.0, tv_runs=10),
+                   tv_n=4096, tv_phase_length=1_000.0, tv_runs=10, jobs_per_server=100_000),
 }
 
 
@@ -111,8 +115,19 @@ def simulate_point(policy: str, n: int, a_star: float, rho: float, service: str,
     }
 
 
-def _run(points: list[dict], workers: int | None, cache) -> pd.DataFrame:
-    df = run_sweep(simulate_point, points, cache_dir=cache, n_jobs=_workers(workers))
+def _code_version() -> str:
+    """Hash of the sources a simulated point depends on: editing the engine, a policy or the
+    bound invalidates cached points instead of silently reusing stale ones."""
+    here = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for name in ("model.py", "bound.py", "policies.py", "sim.py", "experiments.py"):
+        digest.update((here / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _run(points: list[dict], workers: int | None, cache, progress: bool = False) -> pd.DataFrame:
+    df = run_sweep(simulate_point, points, cache_dir=cache, n_jobs=_workers(workers),
+                   progress=progress, version=_code_version())
     df["ratio_to_bound"] = df["latency"] / df["T_lp"]
     return df
 
@@ -127,20 +142,29 @@ def fig1(scale: str = "default", seed: int = 0, *, n: int = 256, a_star: float =
     points = [dict(policy=pol, n=n, a_star=a_star, rho=float(r), service="exp", n_jobs=s.fig1_jobs,
                    seed=_point_seed(seed, 1, n, a_star, r))
               for r in rhos for pol in ("jiq-fast", "jiq-accurate", "tad-op")]
-    return _run(points, workers, cache)
+    return _run(points, workers, cache, progress=scale == "paper")
 
 
 def claims_fig1(df: pd.DataFrame) -> dict[str, bool]:
+    """Fig. 1's three claims. The paper gives no threshold for "large latency"; we test the
+    comparison the figure makes (JIQ-accurate slower than TAD-OP at every load) and report
+    the size of the gap with :func:`fig1_latency_ratio`."""
     by = {p: g.set_index("rho") for p, g in df.groupby("policy")}
     a_star = df["a_star"].iloc[0]
     return {
         "jiq_fast_misses_target": bool((by["jiq-fast"]["accuracy"] < a_star - 0.5).all()),
         "jiq_accurate_high_latency": bool((by["jiq-accurate"]["latency"]
-                                           > 2 * by["tad-op"]["latency"]).all()),
+                                           > by["tad-op"]["latency"]).all()),
         "tadop_meets_target_moderate_latency": bool(
             (by["tad-op"]["accuracy"] >= a_star - 0.02).all()
             and (by["tad-op"]["latency"] < by["jiq-accurate"]["latency"]).all()),
     }
+
+
+def fig1_latency_ratio(df: pd.DataFrame) -> pd.Series:
+    """JIQ-accurate's latency divided by TAD-OP's, per load."""
+    lat = df.pivot_table(index="rho", columns="policy", values="latency")
+    return lat["jiq-accurate"] / lat["tad-op"]
 
 
 # --------------------------------------------------------------------------- Fig. 4
@@ -162,7 +186,7 @@ def fig4(scale: str = "default", seed: int = 0, *, rho: float = 0.5, a_stars=FIG
                 points.append(dict(policy="r-jiq", n=n, a_star=float(a_star), rho=rho,
                                    service=service, n_jobs=jobs,
                                    seed=_point_seed(seed, 4, n, a_star)))
-    df = _run(points, workers, cache)
+    df = _run(points, workers, cache, progress=scale == "paper")
     df["zero_wait"] = [bound.rjiq_zero_wait_latency(MAIN, a, lam, int(n))
                        for a, lam, n in zip(df["a_star"], df["lam"], df["n"])]
     return df
@@ -222,12 +246,14 @@ def load_sweep(n: int, service: str, jobs: int, *, scale: str = "default", seed:
                workers: int | None = None, cache=None) -> pd.DataFrame:
     """Accuracy and latency of R-JIQ, TAD and TAD-OP against ρ = 1 − n^{−β} (Section 7.1)."""
     s = get_scale(scale)
+    require(isinstance(n, (int, np.integer)) and n >= 1, "n", n, "must be a positive integer")
+    jobs = n * s.jobs_per_server if s.jobs_per_server else jobs
     a_stars = s.sweep_targets if a_stars is None else tuple(float(a) for a in a_stars)
     rhos = sweep_rhos(n, n_points or s.sweep_betas)
     points = [dict(policy=pol, n=n, a_star=a, rho=float(r), service=service, n_jobs=jobs,
                    seed=_point_seed(seed, 6, n, a, r))
               for a in a_stars for r in rhos for pol in policies]
-    df = _run(points, workers, cache)
+    df = _run(points, workers, cache, progress=scale == "paper")
     df["accuracy_bound"] = [float(bound.lp_lower_bound(MAIN, a, lam).p @ MAIN.a_arr)
                             for a, lam in zip(df["a_star"], df["lam"])]
     return df
