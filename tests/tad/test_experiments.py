@@ -1,0 +1,81 @@
+"""The experiment layer: scales, load grids, phase schedules and the claim checks of the chapter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from infsched.errors import ConfigError
+from infsched.tad import experiments as ex
+
+
+def test_unknown_scale_and_experiment_are_named():
+    with pytest.raises(ConfigError, match=r"scale = 'huge'.*'smoke', 'default', 'paper'"):
+        ex.get_scale("huge")
+    with pytest.raises(ConfigError, match=r"experiment = 'fig99'.*fig1.*fig10"):
+        ex.run_experiment("fig99")
+
+
+def test_sweep_loads_follow_section_7():
+    rhos = ex.sweep_rhos(64, 10)
+    assert rhos[0] == pytest.approx(1 - 64 ** -0.01)
+    assert rhos[-1] == pytest.approx(1 - 64 ** -0.495)     # 0.872, spec §4 Fig. 6
+    assert np.all(np.diff(rhos) > 0)
+
+
+def test_paper_scale_runs_n_times_1e5_jobs_per_point():
+    assert ex.get_scale("paper").jobs_per_server == 100_000
+    assert ex.get_scale("default").jobs_per_server is None
+
+
+def test_fig10_phases_change_lambda_through_lambda_max():
+    low, high, again = ex.time_varying_phases("fig10", 100.0)
+    # ρ = 0.4 in both phases, but λ^max moves with a* (spec §4, Figs. 9-11)
+    assert low.lam == pytest.approx(0.333333, rel=1e-5)
+    assert high.lam == pytest.approx(0.2125, rel=1e-9)
+    assert (low.a_star, high.a_star, again.a_star) == (75.1, 78.0, 75.1)
+
+
+def test_examples_carry_the_paper_quantities():
+    e = ex.examples()
+    assert e["ex2"]["improvement_pct"] == pytest.approx(100 / 6, rel=1e-9)
+    assert e["ex3"]["only_pair23_at_lambda_max"] is True
+    assert e["ex1"]["traffic_class3"] > e["ex1"]["capacity_class3"]
+
+
+def _sweep(latency: dict[str, list[float]], bound: list[float], accuracy=76.0) -> pd.DataFrame:
+    rows = []
+    for policy, lats in latency.items():
+        for rho, lat, T in zip((0.2, 0.5, 0.8), lats, bound):
+            rows.append(dict(policy=policy, a_star=76.0, rho=rho, latency=lat, T_lp=T,
+                             ratio_to_bound=lat / T, accuracy=accuracy))
+    return pd.DataFrame(rows)
+
+
+def test_load_sweep_claims_detect_what_they_claim():
+    good = _sweep({"r-jiq": [1.1, 1.2, 1.5], "tad": [1.0, 1.1, 9.0], "tad-op": [0.9, 1.0, 1.2]},
+                  bound=[0.87, 0.87, 0.95])
+    c = ex.claims_load_sweep(good)
+    assert c == {"all_meet_accuracy": True, "tadop_lowest_latency": True,
+                 "none_reaches_bound": True, "tad_unstable_high_load": True, "rjiq_stable": True}
+    # TAD-OP 2 % slower than TAD at one load, TAD stable, an accuracy miss of 0.05
+    bad = _sweep({"r-jiq": [1.1, 1.2, 1.5], "tad": [1.0, 1.1, 1.3], "tad-op": [0.9, 1.122, 1.2]},
+                 bound=[0.87, 0.87, 0.95], accuracy=75.95)
+    c = ex.claims_load_sweep(bad)
+    assert not c["tadop_lowest_latency"] and not c["tad_unstable_high_load"]
+    assert not c["all_meet_accuracy"]
+    assert len(ex.tadop_exceptions(bad)) == 1
+
+
+def test_fig1_claims():
+    rows = []
+    for rho, (fast, acc, op) in {0.2: (0.5, 4.0, 0.87), 0.8: (0.6, 1.3, 1.0)}.items():
+        rows += [dict(policy="jiq-fast", rho=rho, latency=fast, accuracy=70.2, a_star=76.0),
+                 dict(policy="jiq-accurate", rho=rho, latency=acc, accuracy=85.0, a_star=76.0),
+                 dict(policy="tad-op", rho=rho, latency=op, accuracy=76.0, a_star=76.0)]
+    df = pd.DataFrame(rows)
+    assert all(ex.claims_fig1(df).values())
+    assert ex.fig1_latency_ratio(df).round(2).tolist() == [4.6, 1.3]
+    df.loc[(df.policy == "jiq-accurate") & (df.rho == 0.8), "latency"] = 0.95
+    assert not ex.claims_fig1(df)["jiq_accurate_high_latency"]
