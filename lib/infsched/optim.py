@@ -137,6 +137,17 @@ def _bounds(bounds: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
 # LP
 # --------------------------------------------------------------------------------------------
 
+def _standard_form(c, A_ub, b_ub, A_eq, b_eq, bounds):
+    """Validate and convert an LP/MILP's data; ConfigError names the offending argument."""
+    c_arr = _vector("c", c)
+    n = c_arr.shape[0]
+    require(n >= 1, "c", c, "must have at least one entry")
+    A_ub_m, b_ub_v = _constraint_pair("A_ub", A_ub, "b_ub", b_ub, n)
+    A_eq_m, b_eq_v = _constraint_pair("A_eq", A_eq, "b_eq", b_eq, n)
+    lo, hi = _bounds(bounds, n)
+    return c_arr, A_ub_m, b_ub_v, A_eq_m, b_eq_v, lo, hi
+
+
 def solve_lp(c: Sequence[float] | np.ndarray, *, A_ub: Any = None, b_ub: Any = None,
              A_eq: Any = None, b_eq: Any = None, bounds: Any = None,
              backend: str = "highs", name: str = "LP") -> LPSolution:
@@ -149,12 +160,7 @@ def solve_lp(c: Sequence[float] | np.ndarray, *, A_ub: Any = None, b_ub: Any = N
     unbounded, ``RuntimeError`` for any other solver failure, ``ConfigError`` for bad input.
     """
     one_of("backend", backend, LP_BACKENDS)
-    c_arr = _vector("c", c)
-    n = c_arr.shape[0]
-    require(n >= 1, "c", c, "must have at least one entry")
-    A_ub_m, b_ub_v = _constraint_pair("A_ub", A_ub, "b_ub", b_ub, n)
-    A_eq_m, b_eq_v = _constraint_pair("A_eq", A_eq, "b_eq", b_eq, n)
-    lo, hi = _bounds(bounds, n)
+    c_arr, A_ub_m, b_ub_v, A_eq_m, b_eq_v, lo, hi = _standard_form(c, A_ub, b_ub, A_eq, b_eq, bounds)
     if backend == "highs":
         return _lp_highs(c_arr, A_ub_m, b_ub_v, A_eq_m, b_eq_v, lo, hi, name)
     return _lp_cvxpy(c_arr, A_ub_m, b_ub_v, A_eq_m, b_eq_v, lo, hi, name)
@@ -223,12 +229,8 @@ def solve_milp(c: Sequence[float] | np.ndarray, *, A_ub: Any = None, b_ub: Any =
     with ``optimal=False`` and HiGHS's relative gap; with no incumbent, ``RuntimeError``.
     Infeasible or unbounded models raise ``InfeasibleError``.
     """
-    c_arr = _vector("c", c)
+    c_arr, A_ub_m, b_ub_v, A_eq_m, b_eq_v, lo, hi = _standard_form(c, A_ub, b_ub, A_eq, b_eq, bounds)
     n = c_arr.shape[0]
-    require(n >= 1, "c", c, "must have at least one entry")
-    A_ub_m, b_ub_v = _constraint_pair("A_ub", A_ub, "b_ub", b_ub, n)
-    A_eq_m, b_eq_v = _constraint_pair("A_eq", A_eq, "b_eq", b_eq, n)
-    lo, hi = _bounds(bounds, n)
     if integrality is None:
         integ = np.zeros(n, dtype=int)
     else:

@@ -276,7 +276,7 @@ def style_table(df: pd.DataFrame) -> "Styler":
         disp["paper"] = [("claim" if isinstance(p, float) and math.isnan(p) else p)
                          for p in disp["paper"]]
     if "tolerance" in disp.columns:
-        disp["tolerance"] = [f"{t:.0%}" if isinstance(t, float) and math.isfinite(t) and t >= 0.01
+        disp["tolerance"] = [f"{100 * t:.3g} %" if isinstance(t, float) and math.isfinite(t)
                              else _fmt_value(t) for t in disp["tolerance"]]
     disp = disp.astype(object)
 
@@ -289,6 +289,15 @@ def style_table(df: pd.DataFrame) -> "Styler":
     sty = disp.style.format(_fmt_value).hide(axis="index").set_uuid(f"verdicts-{uid}")
     if "verdict" in disp.columns:
         sty = sty.map(colour, subset=["verdict"])
+    # a compact table whose free-text note gets room to read, instead of a one-word column
+    sty = sty.set_table_styles([
+        {"selector": "", "props": "font-size: 0.85em; border-collapse: collapse"},
+        {"selector": "td, th", "props": "padding: 2px 6px; vertical-align: top"},
+    ])
+    if "note" in disp.columns:
+        sty = sty.set_properties(subset=["note"], **{"min-width": "18em", "text-align": "left"})
+    if "quantity" in disp.columns:
+        sty = sty.set_properties(subset=["quantity"], **{"white-space": "nowrap"})
     return sty.set_table_attributes('class="infsched-verdicts"')
 
 

@@ -18,15 +18,13 @@ import math
 import numpy as np
 import simpy
 
-from infsched.errors import config_error, one_of, require
 from infsched.tad.model import SystemParams
 from infsched.tad.policies import Policy
 from infsched.tad.sim import (
     CHUNK,
     N_BATCHES,
-    SERVICES,
     SimResult,
-    _check_int,
+    check_run_args,
     _resolve,
     _t975,
     job_streams,
@@ -79,15 +77,7 @@ def simulate_reference(params: SystemParams, policy: Policy | str, n: int, *, la
 
     Always records per-job arrivals, departures and classes.
     """
-    service = one_of("service", service, SERVICES)
-    n = _check_int("n", n)
-    params.class_sizes(n)
-    n_jobs = _check_int("n_jobs", n_jobs)
-    try:
-        warmup = float(warmup)
-    except (TypeError, ValueError):
-        raise config_error("warmup", warmup, "must be a fraction in [0, 1)") from None
-    require(0.0 <= warmup < 1.0, "warmup", warmup, "must be a fraction in [0, 1)")
+    service, n, n_jobs, warmup = check_run_args(params, service, n, n_jobs, warmup)
     policy, a_star, lam = _resolve(params, policy, n, None, lam, a_star)
     table = policy.table(params, a_star=a_star)
 

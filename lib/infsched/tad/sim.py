@@ -551,6 +551,20 @@ def _resolve(params, policy, n, rho, lam, a_star):
 
 # ============================================================================ public API
 
+def check_run_args(params: SystemParams, service, n, n_jobs, warmup):
+    """Validate the arguments every simulator shares; returns them normalised."""
+    service = one_of("service", service, SERVICES)
+    n = _check_int("n", n)
+    params.class_sizes(n)
+    n_jobs = _check_int("n_jobs", n_jobs)
+    try:
+        warmup = float(warmup)
+    except (TypeError, ValueError):
+        raise config_error("warmup", warmup, "must be a fraction in [0, 1)") from None
+    require(0.0 <= warmup < 1.0, "warmup", warmup, "must be a fraction in [0, 1)")
+    return service, n, n_jobs, warmup
+
+
 def simulate(params: SystemParams, policy: Policy | str, n: int, *, rho: float | None = None,
              lam: float | None = None, a_star: float | None = None, n_jobs: int,
              service: str = "exp", seed=0, warmup: float = 0.2, record: bool = False,
@@ -561,16 +575,8 @@ def simulate(params: SystemParams, policy: Policy | str, n: int, *, rho: float |
     built with :func:`~infsched.tad.policies.make_policy` for (a*, λ, n). ``service`` is "exp"
     or "det". Jobs arriving before ``warmup × (last arrival time)`` are not measured.
     """
-    service = one_of("service", service, SERVICES)
-    n = _check_int("n", n)
-    params.class_sizes(n)
-    n_jobs = _check_int("n_jobs", n_jobs)
+    service, n, n_jobs, warmup = check_run_args(params, service, n, n_jobs, warmup)
     chunk = _check_int("chunk", chunk)
-    try:
-        warmup = float(warmup)
-    except (TypeError, ValueError):
-        raise config_error("warmup", warmup, "must be a fraction in [0, 1)") from None
-    require(0.0 <= warmup < 1.0, "warmup", warmup, "must be a fraction in [0, 1)")
     policy, a_star, lam = _resolve(params, policy, n, rho, lam, a_star)
     table = policy.table(params, a_star=a_star)
     eng = _Engine(params, n, [table], [math.inf], service)
