@@ -394,3 +394,49 @@ def test_phase_and_reference_errors():
         simulate_phases(MAIN, "tadop", 64, [Phase(10.0, 0.3, 76)])
     with pytest.raises(ConfigError, match="'det'"):
         simulate_reference(MAIN, "tad", 8, lam=0.3, a_star=76, n_jobs=10, service="weibull")
+
+
+# ===================================================================== engine == reference, phases
+
+PHASE_EQUIV_SPECS = {
+    "fig10": (75.1, 78.0, 0.4, 0.4),      # a* 75.1 → 78 → 75.1: exact Δ in tenths
+    "fig9": (76.0, 76.0, 0.4, 0.5),       # the load changes, a* does not
+    "heavy": (76.0, 78.0, 0.6, 0.9),      # queues at every switch; TAD-OP: shuffle pair first
+}
+
+
+@pytest.mark.parametrize("policy", ["tad", "tad-op"])
+@pytest.mark.parametrize("service", ["exp", "det"])
+@pytest.mark.parametrize("spec, n", [("fig10", 16), ("fig9", 16), ("heavy", 8)])
+def test_engine_phases_match_reference_job_by_job(policy, service, spec, n):
+    """simulate_phases against the simpy model of §3.4: same arrivals, routing and departures.
+
+    Three phases of 40 time units (about 450–600 jobs); the engine runs in chunks of 300 jobs so
+    its state crosses chunk edges as well as phase edges. Δ is non-zero at both switches, so a
+    model that reset Δ there (or kept the first phase's table) would route differently.
+    At ρ = 0.4 and n = 16 no job queues; the "heavy" case at n = 8 queues at every switch.
+    """
+    from infsched.tad.reference import simulate_reference_phases
+
+    phases = _phases(*PHASE_EQUIV_SPECS[spec], length=40.0)
+    fast = simulate_phases(MAIN, policy, n, phases, service=service, seed=23, chunk=300)
+    ref = simulate_reference_phases(MAIN, policy, n, phases, service=service, seed=23)
+    assert len(fast.arrivals) == len(ref.arrivals)
+    np.testing.assert_array_equal(fast.arrivals, ref.arrivals)
+    np.testing.assert_array_equal(fast.classes, ref.classes)
+    np.testing.assert_allclose(fast.departures, ref.departures, rtol=0, atol=1e-9)
+    assert fast.n_jobs == ref.n_jobs == len(ref.arrivals)
+    assert fast.mean_response == pytest.approx(ref.mean_response, abs=1e-9)
+    assert fast.ci_halfwidth == pytest.approx(ref.ci_halfwidth, abs=1e-9)
+    assert fast.final_delta == pytest.approx(ref.final_delta, abs=1e-6)
+    assert fast.min_delta == pytest.approx(ref.min_delta, abs=1e-6)
+    # the case is not trivial: jobs in every phase, Δ ≠ 0 when the phase switches
+    ends = np.cumsum([p.duration for p in phases])
+    phase_of = np.searchsorted(ends, ref.arrivals, side="right")
+    assert set(phase_of.tolist()) == {0, 1, 2} and ref.arrivals[-1] < ends[-1]
+    if spec == "heavy":               # more jobs than servers: some wait in a queue
+        assert ref.number_in_system(ref.arrivals).max() > n
+    a_star_t = np.array([p.a_star for p in phases])[phase_of]
+    surplus = np.cumsum(MAIN.a_arr[ref.classes] - a_star_t)
+    last_before = np.searchsorted(ref.arrivals, ends[:-1]) - 1
+    assert np.all(np.abs(surplus[last_before]) > 1e-6), surplus[last_before]

@@ -610,20 +610,16 @@ def simulate(params: SystemParams, policy: Policy | str, n: int, *, rho: float |
     return _result(eng, params, rec if record else (None, None, None))
 
 
-def simulate_phases(params: SystemParams, policy_name: str, n: int, phases: list[Phase], *,
-                    service: str = "exp", seed=0, record: bool = True,
-                    progress: bool = False, chunk: int = CHUNK) -> SimResult:
-    """Time-varying load and target (Section 7.2, spec §3.4): one run through ``phases``.
+def phase_plan(params: SystemParams, policy_name: str, n: int, phases, service: str):
+    """Validate a phase schedule and build it: what every phase-driven simulator shares.
 
-    Phase k lasts ``duration`` time units with arrival rate n·λ_k and target a*_k; the policy is
-    rebuilt per phase (TAD switches a*, TAD-OP its tuple list) and Δ carries across phases (with
-    exact Δ, all phases share one integer scale). No warm-up: every arrival before the end of the
-    last phase is measured; the batch CI then mixes phases and is only indicative.
+    Returns ``(service, n, policies, tables, ends, rates, inv_rates)``: per phase the policy
+    (rebuilt for its λ and a*) and its table, all tables on one Δ scale so that Δ carries over;
+    the phase end times (cumulative durations), and the total arrival rates n·λ_k and 1/(n·λ_k).
     """
     service = one_of("service", service, SERVICES)
     n = _check_int("n", n)
     params.class_sizes(n)
-    chunk = _check_int("chunk", chunk)
     if policy_name not in POLICY_NAMES:
         raise config_error("policy_name", policy_name,
                            "must be one of " + ", ".join(map(repr, POLICY_NAMES)))
@@ -634,11 +630,28 @@ def simulate_phases(params: SystemParams, policy_name: str, n: int, phases: list
         params.check_target(ph.a_star)
         _check_lam(params, ph.a_star, ph.lam)
     scale = accuracy_scale(list(params.a) + [ph.a_star for ph in phases])
-    tables = [make_policy(policy_name, params, ph.a_star, ph.lam, n)
-              .table(params, a_star=ph.a_star, scale=scale) for ph in phases]
+    policies = [make_policy(policy_name, params, ph.a_star, ph.lam, n) for ph in phases]
+    tables = [pol.table(params, a_star=ph.a_star, scale=scale)
+              for pol, ph in zip(policies, phases)]
     ends = np.cumsum([ph.duration for ph in phases])
     rates = np.array([n * ph.lam for ph in phases])
     inv_rates = np.array([1.0 / (n * ph.lam) for ph in phases])
+    return service, n, policies, tables, ends, rates, inv_rates
+
+
+def simulate_phases(params: SystemParams, policy_name: str, n: int, phases: list[Phase], *,
+                    service: str = "exp", seed=0, record: bool = True,
+                    progress: bool = False, chunk: int = CHUNK) -> SimResult:
+    """Time-varying load and target (Section 7.2, spec §3.4): one run through ``phases``.
+
+    Phase k lasts ``duration`` time units with arrival rate n·λ_k and target a*_k; the policy is
+    rebuilt per phase (TAD switches a*, TAD-OP its tuple list) and Δ carries across phases (with
+    exact Δ, all phases share one integer scale). No warm-up: every arrival before the end of the
+    last phase is measured; the batch CI then mixes phases and is only indicative.
+    """
+    service, n, _, tables, ends, rates, inv_rates = phase_plan(params, policy_name, n, phases,
+                                                               service)
+    chunk = _check_int("chunk", chunk)
     eng = _Engine(params, n, tables, ends, service)
     horizon = float(ends[-1])
     bscale = N_BATCHES / horizon
