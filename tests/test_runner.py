@@ -152,3 +152,13 @@ def test_refresh_unknown_chapter(book, capsys):
     (book / "good.md").write_text(chapter("Good", GOOD))
     assert runner.main(["--refresh-nbval", "nope"]) == 2
     assert capsys.readouterr().err == "infsched: error: chapter = 'nope': must be one of good\n"
+
+
+def test_run_extracts_png_outputs_when_the_chapter_saves_no_figure(book, tmp_path):
+    from infsched.runner import run_chapter
+
+    plot = "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.plot([0, 1], [0, n]);"
+    (book / "plot.md").write_text(chapter("Plot", plot))
+    out_nb = run_chapter("plot", {"n": 2}, scale="smoke", out_dir=tmp_path / "run")
+    figs = sorted(p.name for p in (out_nb.parent / "figures").glob("*.png"))
+    assert figs and all(f.startswith("plot-cell") for f in figs), figs
