@@ -13,6 +13,7 @@ in ``data/paper/tad.csv`` (numbers, or booleans for qualitative claims), which
 from __future__ import annotations
 
 import hashlib
+import inspect
 import os
 from pathlib import Path
 from dataclasses import dataclass
@@ -116,11 +117,12 @@ def simulate_point(policy: str, n: int, a_star: float, rho: float, service: str,
 
 
 def _code_version() -> str:
-    """Hash of the sources a simulated point depends on: editing the engine, a policy or the
-    bound invalidates cached points instead of silently reusing stale ones."""
+    """Hash of the code a simulated point runs: the model, bound, policy and engine sources and
+    :func:`simulate_point` itself. Editing any of them invalidates cached points instead of
+    silently reusing stale ones; editing a plot or a claim check does not."""
     here = Path(__file__).resolve().parent
-    digest = hashlib.sha256()
-    for name in ("model.py", "bound.py", "policies.py", "sim.py", "experiments.py"):
+    digest = hashlib.sha256(inspect.getsource(simulate_point).encode())
+    for name in ("model.py", "bound.py", "policies.py", "sim.py"):
         digest.update((here / name).read_bytes())
     return digest.hexdigest()[:16]
 
