@@ -18,8 +18,16 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 
+# jupyter-cache keys a chapter on its own cells only, so a change in lib/ or data/ would leave
+# stale results in the book: when their hash changes, drop the cache and re-read every page.
+SRC_HASH = $(shell find lib data -type f \( -name '*.py' -o -name '*.csv' \) | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
+
 book: $(STAMP)
-	$(BIN)/jupyter-book build -W -n --keep-going .
+	@if [ "$$(cat _build/.src-hash 2>/dev/null)" != "$(SRC_HASH)" ]; then \
+	    echo "lib/ or data/ changed since the last build: re-executing every chapter"; \
+	    rm -rf _build/.jupyter_cache; ALL=--all; fi; \
+	$(BIN)/jupyter-book build -W -n --keep-going $$ALL .
+	@echo $(SRC_HASH) > _build/.src-hash
 
 test: $(STAMP)
 	INFSCHED_SCALE=smoke $(BIN)/python -m pytest -n $(JOBS) --dist loadfile --nbval-lax tests book
