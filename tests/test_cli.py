@@ -10,17 +10,8 @@ import pytest
 
 from infsched.cli import main, parse_param
 
-HEADER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-"""
+from chapter_header import HEADER
+
 
 DEMO = HEADER + '''
 # A demo chapter

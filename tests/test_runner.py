@@ -15,19 +15,9 @@ import pytest
 from infsched import runner
 from infsched.errors import ConfigError
 
-ROOT = Path(__file__).resolve().parents[1]
+from chapter_header import HEADER
 
-HEADER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-"""
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def chapter(title, check_source, params='import os\nscale = os.environ.get("INFSCHED_SCALE", "default")\nn = 3'):
