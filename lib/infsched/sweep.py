@@ -147,7 +147,7 @@ def run_sweep(
     if todo:
         bar = None
         if progress:
-            from tqdm.auto import tqdm
+            from tqdm import tqdm  # a text bar: ipywidgets is not a dependency
 
             bar = tqdm(total=len(points), initial=len(points) - len(todo), desc=_fn_name(fn).split(".")[-1])
         try:

@@ -685,7 +685,7 @@ def simulate_phases(params: SystemParams, policy_name: str, n: int, phases: list
 def _progress(progress: bool, total):
     if not progress:
         return None
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # a text bar: ipywidgets is not a dependency
     return tqdm(total=total, unit="job", unit_scale=True, desc="infsched.tad")
 
 
