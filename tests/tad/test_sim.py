@@ -440,3 +440,21 @@ def test_engine_phases_match_reference_job_by_job(policy, service, spec, n):
     surplus = np.cumsum(MAIN.a_arr[ref.classes] - a_star_t)
     last_before = np.searchsorted(ref.arrivals, ends[:-1]) - 1
     assert np.all(np.abs(surplus[last_before]) > 1e-6), surplus[last_before]
+
+
+def test_phase_arrivals_follow_the_piecewise_poisson_rate():
+    """The engine's time-changed arrivals are the piecewise Poisson process of
+    ``infsched.workload.PiecewiseRate``: per-phase counts within 4 Poisson SDs of its means."""
+    from infsched.tad.experiments import time_varying_phases
+    from infsched.workload import PiecewiseRate
+
+    n = 256
+    phases = time_varying_phases("fig9", 150.0)
+    starts = np.cumsum([0.0] + [p.duration for p in phases])
+    schedule = PiecewiseRate(tuple(starts[:-1]), tuple(n * p.lam for p in phases))
+    res = simulate_phases(MAIN, "tad-op", n, phases, seed=5, record=True)
+    counts = np.diff(np.searchsorted(res.arrivals, starts))
+    for k, count in enumerate(counts):
+        mean = schedule.mean_count(starts[k + 1]) - schedule.mean_count(starts[k])
+        assert abs(count - mean) <= 4 * np.sqrt(mean), (k, count, mean)
+    assert res.arrivals[-1] < starts[-1]
