@@ -75,6 +75,8 @@ POLICY_COLORS: dict[str, PolicyStyle] = {
     "jsq": PolicyStyle(PALETTE[3], DASHED, "x"),
     "jiq": PolicyStyle(PALETTE[5], DASHED, "+"),
     "random": PolicyStyle(PALETTE[7], DASHED, "."),
+    "jellyfish": PolicyStyle(PALETTE[3], DASHED, "s"),
+    "modelswitching": PolicyStyle(PALETTE[1], DASHED, "v"),
     "roundrobin": PolicyStyle(PALETTE[7], DASHED, "."),
     "mcsf": PolicyStyle(PALETTE[0], DASHED, "s"),
     "fcfs": PolicyStyle(PALETTE[3], DASHED, "x"),
