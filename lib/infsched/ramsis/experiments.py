@@ -635,3 +635,64 @@ def run_experiment(name: str, scale: str = "default", seed: int = 0, **params):
     if name not in EXPERIMENTS:
         raise config_error("experiment", name, "must be one of " + ", ".join(EXPERIMENTS))
     return EXPERIMENTS[name](scale=scale, seed=seed, **params)
+
+
+# --------------------------------------------------------------------------- notes beside verdicts
+
+def worst_gain(df: pd.DataFrame) -> pd.Series:
+    """The constant-load point where RAMSIS trails a baseline the most (both below 5 % late
+    queries): task, slo_ms, workers, load_qps, baseline and RAMSIS − baseline in points."""
+    rows = []
+    for (task, slo, K), p in df.groupby(["task", "slo_ms", "workers"]):
+        g = gains(p, "load_qps", plotted_only=True)
+        rows += [{"task": task, "slo_ms": slo, "workers": K, "load_qps": x, "baseline": b, "gain": v}
+                 for b in g for x, v in g[b].dropna().items()]
+    out = pd.DataFrame(rows)
+    return out.loc[out["gain"].idxmin()]
+
+
+def notes_fig6(f6: pd.DataFrame) -> dict:
+    w = worst_gain(f6)
+    return {"ramsis_ge_baselines":
+            f"worst: {w['gain']:+.2f} points against {METHOD_LABELS[w['baseline']]} ({w['task']}, "
+            f"SLO {w['slo_ms']:g} ms, {w['load_qps']:g} QPS)"}
+
+
+def notes_fig7(f7: pd.DataFrame) -> dict:
+    p95 = f7[(f7["latency"] == "p95") & (f7["load_qps"] <= 0.85 * f7["peak_qps"])]
+    s = f7[f7["latency"] == "sampled"].set_index(["workers", "load_qps"])
+    q = p95.set_index(["workers", "load_qps"])
+    s = s.loc[q.index]
+    gap = (q["accuracy"] - q["expected_accuracy"])
+    return {
+        "expected_accuracy_is_lower_bound": f"simulation − expectation: {gap.min():+.2f} to {gap.max():+.2f} points",
+        "variable_latency_helps": f"sampled − p95: accuracy {(s['accuracy'] - q['accuracy']).mean():+.2f} points, "
+                                  f"late queries {100 * (s['violation'] - q['violation']).mean():+.3f} points "
+                                  "(mean below 85 % of peak)"}
+
+
+def notes_fig8(f8: pd.DataFrame) -> dict:
+    a = f8[f8["plotted"]].pivot_table(index="load_qps", columns=["method", "models"], values="accuracy")
+    r = (a[("ramsis", 60)] - a[("ramsis", 9)]).dropna()
+    m = (a[("ms", 60)] - a[("ramsis", 9)]).dropna()
+    g = (a[("ms", 60)] - a[("ms", 9)]).dropna()
+    return {"ramsis_gains_little_from_60_models": f"largest gain {r.max():+.2f} points at {r.idxmax():g} QPS",
+            "ms_gains_more_than_ramsis": f"mean gain: ModelSwitching {g.mean():+.2f}, RAMSIS {r.mean():+.2f} points",
+            "ms60_still_below_ramsis": f"ModelSwitching(60) − RAMSIS(9) up to {m.max():+.2f} points at {m.idxmax():g} QPS"}
+
+
+def notes_fig10(f10: pd.DataFrame) -> dict:
+    a = f10[f10["plotted"]].pivot_table(index="load_qps", columns="discretisation", values="accuracy")
+    d = (a["FLD D=100"] - a["MD"]).dropna()
+    return {"d100_close_to_md": f"D = 100 − MD: {d.min():+.2f} to {d.max():+.2f} points",
+            "diminishing_returns_in_d": f"mean gain D = 2 → 10: {(a['FLD D=10'] - a['FLD D=2']).mean():+.2f}, "
+                                        f"D = 10 → 100: {(a['FLD D=100'] - a['FLD D=10']).mean():+.2f} points"}
+
+
+def notes_fig12(f12: pd.DataFrame) -> dict:
+    r3 = f12[(f12["models"] == 3) & (f12["method"] == "ramsis")]["accuracy"].mean()
+    j9 = f12[(f12["models"] == 9) & (f12["method"] == "jf")]["accuracy"].mean()
+    g3 = gains(f12[f12["models"] == 3], "load_qps", plotted_only=True)["jf"].dropna()
+    return {"ramsis_beats_jf_with_3_models": f"RAMSIS − Jellyfish+ (3 models): {g3.min():+.2f} to {g3.max():+.2f} points",
+            "ramsis3_beats_jf9": f"our reading of 'does not rely on many models': mean over loads "
+                                 f"{r3:.2f} (RAMSIS, 3) vs {j9:.2f} (Jellyfish+, 9)"}
