@@ -122,3 +122,10 @@ def test_smoke_figures_produce_every_claim():
     assert got["fig9"] == {"middle_slo_text": 200.0, "middle_slo_image": 400.0}
     assert got["tab2"]["fld10_faster_than_fld100"] is None      # smoke times D = 10 only
     assert got["tab2"]["m60_costlier_than_m9"] is True
+
+
+def test_chapter_rejects_a_pool_too_small_for_the_sweep():
+    sc = ex.get_scale("smoke")
+    ex.check_workers(60, 150.0, sc)
+    with pytest.raises(ConfigError, match=r"workers = 5: at SLO 150 ms the image models need at least 7"):
+        ex.check_workers(5, 150.0, sc)

@@ -109,6 +109,17 @@ def get_scale(scale: str) -> Scale:
     return SCALES[one_of("scale", scale, SCALE_NAMES)]
 
 
+def check_workers(workers: int, slo_ms: float, sc: Scale) -> None:
+    """The chapter's main experiments sweep ``sc.loads``: the pool must at least carry the lowest
+    of them within the SLO (``ConfigError`` naming ``workers`` otherwise)."""
+    prof = get_profile("image")
+    need = min(sc.loads)
+    k_min = next(k for k in range(1, 100_000) if capacity_qps(prof, k, slo_ms) > need)
+    require(isinstance(workers, int) and workers >= k_min, "workers", workers,
+            f"at SLO {slo_ms:g} ms the image models need at least {k_min} workers to serve the "
+            f"lowest load of the sweep ({need:g} QPS) within the SLO")
+
+
 def _workers(workers: int | None) -> int:
     if workers is None:
         workers = int(os.environ.get("INFSCHED_WORKERS", min(2, os.cpu_count() or 1)))
