@@ -35,17 +35,20 @@ from infsched.report import find_data_dir
 from infsched.sweep import run_sweep
 from infsched.workload import piecewise_poisson_arrivals, poisson_arrivals
 from infsched.ramsis import baselines, mdp, sim
+from infsched.ramsis import objective as per_query
 from infsched.ramsis.model import MDPConfig, capacity_qps
 from infsched.ramsis.policy import PolicyTable
 from infsched.ramsis.trace import twitter_schedule
 
 SCALE_NAMES = ("smoke", "default", "paper")
 METHODS = ("ramsis", "jf", "ms")
-METHOD_LABELS = {"ramsis": "RAMSIS", "jf": "Jellyfish+", "ms": "ModelSwitching"}
+METHOD_LABELS = {"ramsis": "RAMSIS", "jf": "Jellyfish+", "ms": "ModelSwitching",
+                 "ramsis-query": "RAMSIS, per-query objective"}
 #: the paper's SLOs per task (§7): low, middle, high
 TASK_SLOS = {"image": (150.0, 300.0, 500.0), "text": (100.0, 200.0, 300.0)}
 #: workers of the constant-load experiments (§7.2)
 TASK_WORKERS = {"image": 60, "text": 20}
+OBJECTIVES = ("decision", "query")
 FIG12_MODELS = ("shufflenet_v2_x0_5", "efficientnet_b2", "efficientnet_v2_s")
 #: a point is plotted (and compared) only below this violation rate (§7: "less than 5 %")
 PLOT_VIOLATION = 0.05
@@ -159,7 +162,7 @@ def _code_version(*fns: Callable) -> str:
     digest = hashlib.sha256()
     for fn in fns:
         digest.update(inspect.getsource(fn).encode())
-    for name in ("model.py", "kernel.py", "mdp.py", "sim.py", "baselines.py"):
+    for name in ("model.py", "kernel.py", "mdp.py", "objective.py", "sim.py", "baselines.py"):
         digest.update((here / name).read_bytes())
     digest.update((here.parent / "profiles.py").read_bytes())
     for path in sorted((find_data_dir() / "profiles").glob("ramsis_*.csv")):
@@ -170,13 +173,16 @@ def _code_version(*fns: Callable) -> str:
 # --------------------------------------------------------------------------- policies
 
 def solve_point(profile: str, slo_ms: float, workers: int, load_qps: float, d: int,
-                discretisation: str = "fld", n_max: int = 32) -> dict:
+                discretisation: str = "fld", n_max: int = 32, objective: str = "decision") -> dict:
     """One RAMSIS policy (one worker MDP) with its expectation; NaN where the pool cannot serve
-    the load at all."""
+    the load at all. ``objective``: the paper's reward per ``"decision"``, or accuracy per
+    ``"query"`` (our extension, :mod:`infsched.ramsis.objective`)."""
     prof = get_profile(profile)
+    one_of("objective", objective, OBJECTIVES)
     cfg = MDPConfig(slo_ms, workers, load_qps, discretisation=discretisation, d=d, n_max=n_max)
     try:
-        s = mdp.solve(prof, cfg)
+        s = (mdp.solve(prof, cfg) if objective == "decision"
+             else per_query.solve_per_query(prof, cfg)[0])
     except InfeasibleError:
         return {"feasible": False, "model": None, "batch": None, "grid": None,
                 "expected_accuracy": np.nan, "expected_violation": np.nan,
@@ -187,11 +193,11 @@ def solve_point(profile: str, slo_ms: float, workers: int, load_qps: float, d: i
 
 
 def policies(profile: str, slo_ms: float, workers: int, loads, *, d: int,
-             discretisation: str = "fld", n_jobs: int | None = None, cache=None,
-             progress: bool = False) -> pd.DataFrame:
+             discretisation: str = "fld", objective: str = "decision", n_jobs: int | None = None,
+             cache=None, progress: bool = False) -> pd.DataFrame:
     """Solve (or load from the cache) the policies for every load: one row per load."""
     points = [dict(profile=profile, slo_ms=float(slo_ms), workers=int(workers), load_qps=float(x),
-                   d=int(d), discretisation=discretisation) for x in loads]
+                   d=int(d), discretisation=discretisation, objective=objective) for x in loads]
     return run_sweep(solve_point, points, cache_dir=cache, n_jobs=_workers(n_jobs),
                      progress=progress, version=_code_version(solve_point))
 
@@ -241,12 +247,13 @@ def _sim_row(method: str, res, prof: Profile, **point) -> dict:
 
 def constant_load(profile: str, slo_ms: float, workers: int, loads, *, d: int, duration_s: float,
                   seed: int, methods=METHODS, latency: str = "p95", ms_duration_s: float | None = None,
-                  discretisation: str = "fld", n_jobs: int | None = None, cache=None) -> pd.DataFrame:
+                  discretisation: str = "fld", objective: str = "decision",
+                  n_jobs: int | None = None, cache=None) -> pd.DataFrame:
     """Accuracy and violation rate of each method at constant Poisson loads with perfect load
     knowledge (§7.2): one row per (load, method), with RAMSIS's expectation beside it."""
     prof = get_profile(profile)
     pol = policies(profile, slo_ms, workers, loads, d=d, discretisation=discretisation,
-                   n_jobs=n_jobs, cache=cache)
+                   objective=objective, n_jobs=n_jobs, cache=cache)
     ms = (ms_table(profile, slo_ms, workers, loads, duration_s=ms_duration_s or duration_s,
                    seed=seed, n_jobs=n_jobs, cache=cache) if "ms" in methods else None)
     jf = baselines.jellyfish_plus(prof, list(loads), workers, slo_ms)
@@ -419,6 +426,25 @@ def fig12(scale: str = "default", seed: int = 0, *, workers: int = 60, slo_ms: f
         constant_load(p, slo_ms, workers, sc.loads, d=sc.d, duration_s=sc.duration_s, seed=seed,
                       methods=("ramsis", "jf"), n_jobs=n_jobs, cache=cache)
         .assign(models=get_profile(p).n_models) for p in ("image-3", "image")], ignore_index=True)
+
+
+def objective_ablation(scale: str = "default", seed: int = 0, *, workers: int = 60,
+                       slo_ms: float = 150.0, n_jobs: int | None = None, cache=None) -> pd.DataFrame:
+    """Our extension: RAMSIS with the paper's per-decision reward and with accuracy per query
+    (Dinkelbach), beside both baselines, on the constant-load panels of Fig. 6 (text, where the
+    per-decision policy trails, and the main image panel). One row per (panel, load, method)."""
+    sc = get_scale(scale)
+    panels = [("image", float(slo_ms))] + [p for p in sc.fig6_panels if p[0] == "text"]
+    out = []
+    for task, slo in panels:
+        K = workers if task == "image" else TASK_WORKERS[task]
+        base = constant_load(task, slo, K, sc.loads, d=sc.d, duration_s=sc.duration_s, seed=seed,
+                             ms_duration_s=sc.ms_duration_s, n_jobs=n_jobs, cache=cache)
+        q = constant_load(task, slo, K, sc.loads, d=sc.d, duration_s=sc.duration_s, seed=seed,
+                          methods=("ramsis",), objective="query", n_jobs=n_jobs, cache=cache)
+        q["method"] = "ramsis-query"
+        out += [base.assign(task=task), q.assign(task=task)]
+    return pd.concat(out, ignore_index=True)
 
 
 #: Table 2's rows: (discretisation, D, profile key) and the paper's seconds (B_w = 29, 24 h timeout)
@@ -636,7 +662,7 @@ EXPERIMENTS: dict[str, Callable] = {
     "fig3": lambda scale="default", seed=0, **kw: fig3(),
     "fig5": fig5, "fig6": fig6, "fig7": fig7, "fig8": fig8,
     "fig9": lambda scale="default", seed=0, **kw: fig9(),
-    "fig10": fig10, "fig12": fig12,
+    "fig10": fig10, "fig12": fig12, "objective": objective_ablation,
     "tab2": lambda scale="default", seed=0, **kw: tab2(scale, **kw),
 }
 
