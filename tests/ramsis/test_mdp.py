@@ -144,7 +144,7 @@ def test_unknown_and_empty_model_sets(image):
 
 
 @pytest.mark.parametrize("field, value", [("slo_ms", -1), ("workers", 0), ("load_qps", float("nan")),
-                                          ("d", 0), ("discretisation", "exact"), ("batching", "variable")])
+                                          ("d", 0), ("discretisation", "exact"), ("batching", "greedy")])
 def test_config_validation(field, value):
     kw = dict(slo_ms=150.0, workers=60, load_qps=1000.0)
     kw[field] = value

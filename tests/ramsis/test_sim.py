@@ -98,6 +98,7 @@ def assert_same_run(fast: sim.SimResult, ref: sim.SimResult) -> None:
     np.testing.assert_array_equal(fast.satisfied, ref.satisfied)
     np.testing.assert_array_equal(fast.batches, ref.batches)
     assert fast.pending_at_end == ref.pending_at_end
+    assert fast.full_batches == ref.full_batches
     assert fast.accuracy == pytest.approx(ref.accuracy, abs=1e-12)
     assert fast.mean_response_ms == pytest.approx(ref.mean_response_ms, rel=1e-12)
     assert fast.mean_wait_ms == pytest.approx(ref.mean_wait_ms, rel=1e-12)
@@ -395,10 +396,11 @@ def test_every_arrival_is_served_and_counted():
     K = 3
     arr = poisson_arrivals(K * 0.4, horizon=5000.0, rng=np.random.default_rng(6))
     table = random_policy(prof, K, seed=1)
-    for run in (sim.simulate_ramsis(prof, table, arr, slo_ms=SLO, workers=K, load_qps=1200.0,
-                                    record=True),
-                sim.simulate_central(prof, baseline_table(K), arr, slo_ms=SLO, workers=K,
-                                     load_qps=1200.0, record=True)):
+    runs = (sim.simulate_ramsis(prof, table, arr, slo_ms=SLO, workers=K, load_qps=1200.0,
+                                record=True),
+            sim.simulate_central(prof, baseline_table(K), arr, slo_ms=SLO, workers=K,
+                                 load_qps=1200.0, record=True))
+    for run in runs:
         assert run.served == arr.size and np.all(np.isfinite(run.completion))
         assert run.pending_at_end == int(np.sum(run.dispatch > arr[-1])) > 0
         assert run.violation_rate > 0.5
@@ -408,6 +410,12 @@ def test_every_arrival_is_served_and_counted():
         assert run.query_fraction.sum() == pytest.approx(1.0)
         assert run.batch_fraction.sum() == pytest.approx(1.0)
         assert run.mean_batch == pytest.approx(run.served / run.batches.sum())
+        assert 0.0 < run.full_batch_fraction <= 1.0
+    # a maximal-batching policy takes the whole queue at every decision, overflow included
+    assert runs[0].full_batches < runs[0].batches.sum()
+    maximal = sim.simulate_ramsis(prof, random_policy(prof, K, seed=1, partial=False), arr,
+                                  slo_ms=SLO, workers=K, load_qps=1200.0)
+    assert maximal.full_batches == maximal.batches.sum()
 
 
 def test_deadline_is_inclusive():

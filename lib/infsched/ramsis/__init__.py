@@ -8,6 +8,8 @@ Reproduces Mendoza, Romero, Trippel, "Model Selection for Latency-Critical Infer
 - ``kernel``: the transition probabilities of Eqs. 1–3, factorised by round-robin phase, and Eq. 2
   summed literally as a test oracle;
 - ``mdp``: the worker MDP, value iteration and the expected accuracy/violation of §5.1;
+- ``variable``: variable batching (§4.3.2), its exact transitions and policy iteration;
+- ``objective``: accuracy per query by Dinkelbach iterations (our extension);
 - ``policy``: the policy table the online phase looks up;
 - ``baselines``: Jellyfish+ and ModelSwitching;
 - ``sim``: the fast (numba) serving simulators; ``reference``: the simpy reference model;

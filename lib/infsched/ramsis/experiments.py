@@ -5,7 +5,7 @@ each scale are in :data:`SCALES`. The expensive pieces, RAMSIS policies (one MDP
 ModelSwitching's search (one simulation per model and load), go through
 :func:`infsched.sweep.run_sweep`: they run on ``workers`` processes, are cached on disk keyed by
 their parameters and a hash of the code and data they depend on, and are shared across figures
-(Figs. 5, 6, 7, 10 and 12 reuse the K = 60, SLO 150 image policies). An interrupted run resumes
+(Figs. 5, 6, 7, 10, 11 and 12 reuse the K = 60, SLO 150 image policies). An interrupted run resumes
 without recomputing finished policies.
 
 Model sets (``profile`` keys): ``"image"`` the 9 Pareto models of the 26 image models,
@@ -39,6 +39,7 @@ from infsched.ramsis import objective as per_query
 from infsched.ramsis.model import MDPConfig, capacity_qps
 from infsched.ramsis.policy import PolicyTable
 from infsched.ramsis.trace import twitter_schedule
+from infsched.ramsis.variable import MemoryLimitError
 
 SCALE_NAMES = ("smoke", "default", "paper")
 METHODS = ("ramsis", "jf", "ms")
@@ -49,6 +50,7 @@ TASK_SLOS = {"image": (150.0, 300.0, 500.0), "text": (100.0, 200.0, 300.0)}
 #: workers of the constant-load experiments (§7.2)
 TASK_WORKERS = {"image": 60, "text": 20}
 OBJECTIVES = ("decision", "query")
+BATCHINGS = ("max", "variable")
 FIG12_MODELS = ("shufflenet_v2_x0_5", "efficientnet_b2", "efficientnet_v2_s")
 #: a point is plotted (and compared) only below this violation rate (§7: "less than 5 %")
 PLOT_VIOLATION = 0.05
@@ -162,7 +164,8 @@ def _code_version(*fns: Callable) -> str:
     digest = hashlib.sha256()
     for fn in fns:
         digest.update(inspect.getsource(fn).encode())
-    for name in ("model.py", "kernel.py", "mdp.py", "objective.py", "sim.py", "baselines.py"):
+    for name in ("model.py", "kernel.py", "mdp.py", "variable.py", "objective.py", "sim.py",
+                 "baselines.py"):
         digest.update((here / name).read_bytes())
     digest.update((here.parent / "profiles.py").read_bytes())
     for path in sorted((find_data_dir() / "profiles").glob("ramsis_*.csv")):
@@ -173,31 +176,36 @@ def _code_version(*fns: Callable) -> str:
 # --------------------------------------------------------------------------- policies
 
 def solve_point(profile: str, slo_ms: float, workers: int, load_qps: float, d: int,
-                discretisation: str = "fld", n_max: int = 32, objective: str = "decision") -> dict:
+                discretisation: str = "fld", n_max: int = 32, objective: str = "decision",
+                batching: str = "max") -> dict:
     """One RAMSIS policy (one worker MDP) with its expectation; NaN where the pool cannot serve
     the load at all. ``objective``: the paper's reward per ``"decision"``, or accuracy per
-    ``"query"`` (our extension, :mod:`infsched.ramsis.objective`)."""
+    ``"query"`` (our extension, :mod:`infsched.ramsis.objective`). ``batching``: ``"max"`` or
+    ``"variable"`` (§4.3.2, :mod:`infsched.ramsis.variable`)."""
     prof = get_profile(profile)
     one_of("objective", objective, OBJECTIVES)
-    cfg = MDPConfig(slo_ms, workers, load_qps, discretisation=discretisation, d=d, n_max=n_max)
+    cfg = MDPConfig(slo_ms, workers, load_qps, discretisation=discretisation, d=d, n_max=n_max,
+                    batching=batching)
     try:
         s = (mdp.solve(prof, cfg) if objective == "decision"
              else per_query.solve_per_query(prof, cfg)[0])
     except InfeasibleError:
         return {"feasible": False, "model": None, "batch": None, "grid": None,
                 "expected_accuracy": np.nan, "expected_violation": np.nan,
-                "seconds": 0.0, "iterations": 0}
+                "expected_full_batch": np.nan, "seconds": 0.0, "iterations": 0}
     return {"feasible": True, "model": s.model, "batch": s.batch, "grid": s.grid,
             "expected_accuracy": s.expected_accuracy, "expected_violation": s.expected_violation,
-            "seconds": s.seconds, "iterations": s.iterations}
+            "expected_full_batch": s.full_batch_fraction, "seconds": s.seconds,
+            "iterations": s.iterations}
 
 
 def policies(profile: str, slo_ms: float, workers: int, loads, *, d: int,
-             discretisation: str = "fld", objective: str = "decision", n_jobs: int | None = None,
-             cache=None, progress: bool = False) -> pd.DataFrame:
+             discretisation: str = "fld", objective: str = "decision", batching: str = "max",
+             n_jobs: int | None = None, cache=None, progress: bool = False) -> pd.DataFrame:
     """Solve (or load from the cache) the policies for every load: one row per load."""
     points = [dict(profile=profile, slo_ms=float(slo_ms), workers=int(workers), load_qps=float(x),
-                   d=int(d), discretisation=discretisation, objective=objective) for x in loads]
+                   d=int(d), discretisation=discretisation, objective=objective,
+                   batching=batching) for x in loads]
     return run_sweep(solve_point, points, cache_dir=cache, n_jobs=_workers(n_jobs),
                      progress=progress, version=_code_version(solve_point))
 
@@ -242,18 +250,20 @@ def ms_table(profile: str, slo_ms: float, workers: int, loads, *, duration_s: fl
 
 def _sim_row(method: str, res, prof: Profile, **point) -> dict:
     return {**point, "method": method, "accuracy": res.accuracy, "violation": res.violation_rate,
-            "served": res.served}
+            "served": res.served, "mean_batch": res.mean_batch}
 
 
 def constant_load(profile: str, slo_ms: float, workers: int, loads, *, d: int, duration_s: float,
                   seed: int, methods=METHODS, latency: str = "p95", ms_duration_s: float | None = None,
-                  discretisation: str = "fld", objective: str = "decision",
+                  discretisation: str = "fld", objective: str = "decision", batching: str = "max",
                   n_jobs: int | None = None, cache=None) -> pd.DataFrame:
     """Accuracy and violation rate of each method at constant Poisson loads with perfect load
-    knowledge (§7.2): one row per (load, method), with RAMSIS's expectation beside it."""
+    knowledge (§7.2): one row per (load, method), with RAMSIS's expectation beside it, and
+    (RAMSIS rows) the share of batches that took the whole queue, simulated (``full_batch``) and
+    expected (``expected_full_batch``)."""
     prof = get_profile(profile)
     pol = policies(profile, slo_ms, workers, loads, d=d, discretisation=discretisation,
-                   objective=objective, n_jobs=n_jobs, cache=cache)
+                   objective=objective, batching=batching, n_jobs=n_jobs, cache=cache)
     ms = (ms_table(profile, slo_ms, workers, loads, duration_s=ms_duration_s or duration_s,
                    seed=seed, n_jobs=n_jobs, cache=cache) if "ms" in methods else None)
     jf = baselines.jellyfish_plus(prof, list(loads), workers, slo_ms)
@@ -269,14 +279,17 @@ def constant_load(profile: str, slo_ms: float, workers: int, loads, *, d: int, d
                 if not row["feasible"]:
                     rows.append({**point, "method": method, "accuracy": np.nan, "violation": 1.0,
                                  "served": 0, "expected_accuracy": np.nan,
-                                 "expected_violation": np.nan})
+                                 "expected_violation": np.nan, "full_batch": np.nan,
+                                 "expected_full_batch": np.nan})
                     continue
                 table = policy_table(pol.iloc[[i]])
                 res = sim.simulate_ramsis(prof, table, arrivals, slo_ms=slo_ms, workers=workers,
                                           load_qps=load, latency=latency, rng=lat_rng)
                 rows.append({**_sim_row(method, res, prof, **point),
                              "expected_accuracy": row["expected_accuracy"],
-                             "expected_violation": row["expected_violation"]})
+                             "expected_violation": row["expected_violation"],
+                             "full_batch": res.full_batch_fraction,
+                             "expected_full_batch": row["expected_full_batch"]})
             else:
                 table = jf if method == "jf" else ms
                 res = sim.simulate_central(prof, table, arrivals, slo_ms=slo_ms, workers=workers,
@@ -418,6 +431,17 @@ def fig10(scale: str = "default", seed: int = 0, *, workers: int = 60, slo_ms: f
         .assign(discretisation=name) for name, disc, d in runs], ignore_index=True)
 
 
+def fig11(scale: str = "default", seed: int = 0, *, workers: int = 60, slo_ms: float = 150.0,
+          n_jobs: int | None = None, cache=None) -> pd.DataFrame:
+    """Fig. 11: RAMSIS with maximal and with variable batching (§4.3.2); image, SLO 150, K = 60,
+    the constant loads of Fig. 6 (the paper states no configuration)."""
+    sc = get_scale(scale)
+    return pd.concat([
+        constant_load("image", slo_ms, workers, sc.loads, d=sc.d, duration_s=sc.duration_s,
+                      seed=seed, methods=("ramsis",), batching=b, n_jobs=n_jobs, cache=cache)
+        .assign(batching=b) for b in BATCHINGS], ignore_index=True)
+
+
 def fig12(scale: str = "default", seed: int = 0, *, workers: int = 60, slo_ms: float = 150.0,
           n_jobs: int | None = None, cache=None) -> pd.DataFrame:
     """Fig. 12: RAMSIS and Jellyfish+ with only 3 models (and with the 9); image, SLO 150, K = 60."""
@@ -447,28 +471,45 @@ def objective_ablation(scale: str = "default", seed: int = 0, *, workers: int = 
     return pd.concat(out, ignore_index=True)
 
 
-#: Table 2's rows: (discretisation, D, profile key) and the paper's seconds (B_w = 29, 24 h timeout)
-TABLE2_ROWS = (("md", 0, "image", 115.50), ("fld", 100, "image", 132.20),
-               ("fld", 10, "image", 14.62), ("fld", 100, "image-60", 1355.09),
-               ("fld", 10, "image-60", 148.87), ("md", 0, "image-60", np.nan))
-TABLE2_SCALE_ROWS = {"smoke": (2, 4), "default": (0, 1, 2, 3, 4), "paper": (0, 1, 2, 3, 4, 5)}
+#: Table 2's rows, in the paper's order (M = 9, then 60): (discretisation, D, profile key,
+#: batching) and the paper's seconds (B_w = 29; NaN where it hit its 24 h timeout)
+TABLE2_ROWS = (("md", 0, "image", "variable", 3693.53), ("md", 0, "image-60", "variable", np.nan),
+               ("fld", 100, "image", "variable", 3014.89),
+               ("fld", 100, "image-60", "variable", np.nan),
+               ("md", 0, "image", "max", 115.50), ("md", 0, "image-60", "max", np.nan),
+               ("fld", 100, "image", "max", 132.20), ("fld", 100, "image-60", "max", 1355.09),
+               ("fld", 10, "image", "max", 14.62), ("fld", 10, "image-60", "max", 148.87))
+TABLE2_SCALE_ROWS = {"smoke": (0, 4, 8, 9), "default": (0, 2, 3, 4, 6, 7, 8, 9),
+                     "paper": tuple(range(len(TABLE2_ROWS)))}
 
 
 def tab2(scale: str = "default", *, workers: int = 60, load_qps: float = 2000.0,
          slo_ms: float = 150.0) -> pd.DataFrame:
-    """Table 2: our policy-generation time (kernel build + value iteration, one core, no cache)
-    beside the paper's, maximal batching, at one (K, λ) the paper does not state."""
+    """Table 2: our policy-generation time (kernel build + solve to convergence, no cache: value
+    iteration for maximal batching, policy iteration for variable) beside the paper's, at one
+    (K, λ) the paper does not state. A variable-batching MDP too large for memory is refused
+    (:class:`~infsched.ramsis.variable.MemoryLimitError`) and shown with its estimated size."""
     rows = []
     for i in TABLE2_SCALE_ROWS[one_of("scale", scale, SCALE_NAMES)]:
-        disc, d, key, paper_s = TABLE2_ROWS[i]
+        disc, d, key, batching, paper_s = TABLE2_ROWS[i]
         prof = get_profile(key)
-        cfg = MDPConfig(slo_ms, workers, load_qps, discretisation=disc, d=max(d, 1))
-        s = mdp.solve(prof, cfg, metrics=False)
-        rows.append({"discretisation": "MD" if disc == "md" else f"FLD D={d}",
-                     "models": prof.n_models, "states": s.values.size, "iterations": s.iterations,
-                     "ours_s": s.seconds, "paper_s": paper_s,
-                     "speedup": paper_s / s.seconds if np.isfinite(paper_s) else np.nan})
-    return pd.DataFrame(rows)
+        cfg = MDPConfig(slo_ms, workers, load_qps, discretisation=disc, d=max(d, 1),
+                        batching=batching)
+        row = {"discretisation": "MD" if disc == "md" else f"FLD D={d}", "batching": batching,
+               "models": prof.n_models, "paper_s": paper_s}
+        try:
+            s = mdp.solve(prof, cfg, metrics=False)
+        except MemoryLimitError as e:
+            rows.append({**row, "states": np.nan, "iterations": np.nan, "ours_s": np.nan,
+                         "speedup": np.nan, "note": f"refused: needs ~{e.need_gib:.0f} GiB"})
+            continue
+        rows.append({**row, "states": s.values.size, "iterations": s.iterations,
+                     "ours_s": s.seconds,
+                     "speedup": paper_s / s.seconds if np.isfinite(paper_s) else np.nan,
+                     "note": "" if np.isfinite(paper_s) else "paper: timeout (24 h)"})
+    cols = ["discretisation", "batching", "models", "states", "iterations", "ours_s", "paper_s",
+            "speedup", "note"]
+    return pd.DataFrame(rows)[cols]
 
 
 # --------------------------------------------------------------------------- claims
@@ -646,23 +687,68 @@ def claims_tab4(f6: pd.DataFrame) -> dict:
 
 
 def claims_tab2(t2: pd.DataFrame) -> dict:
-    t = t2.set_index(["discretisation", "models"])["ours_s"]
-    out = {"fld10_faster_than_fld100": None, "m60_costlier_than_m9": None, "md_close_to_fld100": None}
-    if ("FLD D=100", 9) in t and ("FLD D=10", 9) in t:
-        out["fld10_faster_than_fld100"] = bool(t[("FLD D=10", 9)] < t[("FLD D=100", 9)])
+    t = t2.set_index(["discretisation", "batching", "models"])["ours_s"].dropna()
+    out = {"fld10_faster_than_fld100": None, "m60_costlier_than_m9": None,
+           "md_close_to_fld100": None, "maximal_much_faster_than_variable": None}
+    if ("FLD D=100", "max", 9) in t and ("FLD D=10", "max", 9) in t:
+        out["fld10_faster_than_fld100"] = bool(t[("FLD D=10", "max", 9)] < t[("FLD D=100", "max", 9)])
     for d in ("FLD D=100", "FLD D=10"):
-        if (d, 9) in t and (d, 60) in t:
-            out["m60_costlier_than_m9"] = bool(t[(d, 60)] > t[(d, 9)])
-    if ("MD", 9) in t and ("FLD D=100", 9) in t:
-        out["md_close_to_fld100"] = bool(t[("MD", 9)] <= 2 * t[("FLD D=100", 9)])
+        if (d, "max", 9) in t and (d, "max", 60) in t:
+            out["m60_costlier_than_m9"] = bool(t[(d, "max", 60)] > t[(d, "max", 9)])
+    if ("MD", "max", 9) in t and ("FLD D=100", "max", 9) in t:
+        out["md_close_to_fld100"] = bool(t[("MD", "max", 9)] <= 2 * t[("FLD D=100", "max", 9)])
+    ratios = [t[(d, "variable", 9)] / t[(d, "max", 9)] for d in ("MD", "FLD D=100")
+              if (d, "variable", 9) in t and (d, "max", 9) in t]
+    if ratios:
+        out["maximal_much_faster_than_variable"] = bool(min(ratios) >= 5.0)
     return out
+
+
+def notes_tab2(t2: pd.DataFrame) -> dict:
+    t = t2.set_index(["discretisation", "batching", "models"])["ours_s"].dropna()
+    parts = [f"{d}: variable/maximal {t[(d, 'variable', 9)] / t[(d, 'max', 9)]:.0f}x"
+             for d in ("MD", "FLD D=100") if (d, "variable", 9) in t and (d, "max", 9) in t]
+    return {"maximal_much_faster_than_variable":
+            "; ".join(parts) + " (paper: MD 32x, FLD D = 100 23x); our threshold 5x"} if parts else {}
+
+
+def claims_fig11(f11: pd.DataFrame) -> dict:
+    """§4.3.2 / App. D: variable batching performs like maximal batching (within 0.5 points of
+    accuracy and of late queries at every load where both are plotted), and picks b = n in 80 %
+    of decisions (our simulated share over every batch of every load below peak)."""
+    a = f11.pivot_table(index="load_qps", columns="batching", values=["accuracy", "violation"])
+    both = f11.groupby("load_qps")["plotted"].all()
+    a = a[both.reindex(a.index).fillna(False).to_numpy(bool)]
+    acc = (a[("accuracy", "variable")] - a[("accuracy", "max")]).abs()
+    late = 100 * (a[("violation", "variable")] - a[("violation", "max")]).abs()
+    return {"maximal_equals_variable": bool(len(a) > 0 and (acc <= 0.5).all() and (late <= 0.5).all()),
+            "full_batch_share": 100 * full_batch_share(f11)}
+
+
+def full_batch_share(f11: pd.DataFrame) -> float:
+    """Share of variable-batching batches that took the whole queue, pooled over every batch of
+    the plotted loads (a load's share weighted by its batch count, served / mean batch)."""
+    v = f11[(f11["batching"] == "variable") & f11["plotted"]]
+    batches = v["served"] / v["mean_batch"]
+    return float((v["full_batch"] * batches).sum() / batches.sum()) if len(v) else float("nan")
+
+
+def notes_fig11(f11: pd.DataFrame) -> dict:
+    a = f11.pivot_table(index="load_qps", columns="batching", values="accuracy")
+    d = (a["variable"] - a["max"]).dropna()
+    v = f11[f11["batching"] == "variable"].set_index("load_qps")
+    return {"maximal_equals_variable": f"variable − maximal: {d.min():+.2f} to {d.max():+.2f} points",
+            "full_batch_share": f"per load {100 * v['full_batch'].min():.1f} to "
+                                f"{100 * v['full_batch'].max():.1f} %, expected "
+                                f"{100 * v['expected_full_batch'].min():.1f} to "
+                                f"{100 * v['expected_full_batch'].max():.1f} %"}
 
 
 EXPERIMENTS: dict[str, Callable] = {
     "fig3": lambda scale="default", seed=0, **kw: fig3(),
     "fig5": fig5, "fig6": fig6, "fig7": fig7, "fig8": fig8,
     "fig9": lambda scale="default", seed=0, **kw: fig9(),
-    "fig10": fig10, "fig12": fig12, "objective": objective_ablation,
+    "fig10": fig10, "fig11": fig11, "fig12": fig12, "objective": objective_ablation,
     "tab2": lambda scale="default", seed=0, **kw: tab2(scale, **kw),
 }
 

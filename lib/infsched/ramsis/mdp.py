@@ -18,6 +18,10 @@ it is *relative* value iteration, stopped when the span of ``V_{h+1} − V_h`` f
 the greedy policy is then optimal for the long-run reward per decision. With an integer
 ``horizon`` it runs exactly that many sweeps, which is the authors' artifact (100 sweeps).
 :func:`expected_metrics` gives the policy's expected accuracy and violation rate (§5.1).
+
+Variable batching (``cfg.batching == "variable"``, §4.3.2) is
+:class:`~infsched.ramsis.variable.VariableMDP`; :func:`solve` and :func:`expected_metrics` take
+either MDP, and maximal batching is unchanged.
 """
 
 from __future__ import annotations
@@ -46,6 +50,9 @@ class Solution:
     ``satisfied[n, j]``: whether that action meets the earliest deadline. ``expected_accuracy``
     (%, per satisfied query) and ``expected_violation`` (fraction of queries) are the §5.1
     estimates under the stationary distribution ``stationary`` (over the ``N·J + 1`` states).
+    Under variable batching ``batch[n, j]`` is the chosen ``b ≤ n``, and ``full_batch_fraction`` the
+    stationary fraction of decisions that serve the whole queue (``b = n``; fallbacks and the
+    overflow state included; 1 under maximal batching, NaN without metrics).
     """
 
     config: MDPConfig
@@ -62,6 +69,7 @@ class Solution:
     expected_accuracy: float
     expected_violation: float
     seconds: float
+    full_batch_fraction: float = 1.0
 
 
 class WorkerMDP:
@@ -69,6 +77,9 @@ class WorkerMDP:
 
     def __init__(self, profile, cfg: MDPConfig) -> None:
         require(isinstance(cfg, MDPConfig), "cfg", cfg, "must be an MDPConfig")
+        require(cfg.batching == "max", "cfg.batching", cfg.batching,
+                "WorkerMDP is the maximal-batching MDP; for 'variable' use "
+                "infsched.ramsis.variable.VariableMDP (or solve(), which picks it)")
         check_feasible(profile, cfg)
         self.profile, self.cfg = profile, cfg
         K, N = cfg.workers, cfg.n_max
@@ -131,9 +142,13 @@ class WorkerMDP:
         return np.einsum("sk,skt->st", self.phase, blocks[u])
 
 
-def _stationary(mdp: WorkerMDP, action: np.ndarray, tol: float, max_iter: int) -> np.ndarray:
+def _stationary(mdp, action: np.ndarray, tol: float, max_iter: int) -> np.ndarray:
     """Stationary distribution of the chain under ``action`` by power iteration on the lazy
-    chain ``(I + P)/2`` (same stationary law, no periodicity), in factorised form."""
+    chain ``(I + P)/2`` (same stationary law, no periodicity), in factorised form. A
+    :class:`~infsched.ramsis.variable.VariableMDP` solves for it directly (its chains can mix
+    too slowly for power iteration)."""
+    if not isinstance(mdp, WorkerMDP):
+        return mdp.stationary(action)
     K, S = mdp.cfg.workers, mdp.S
     u = mdp.tau_idx[np.arange(S), action]
     pi = np.zeros(S)
@@ -151,21 +166,27 @@ def _stationary(mdp: WorkerMDP, action: np.ndarray, tol: float, max_iter: int) -
         f"(load_qps = {mdp.cfg.load_qps:g}, workers = {mdp.cfg.workers}); raise max_iter")
 
 
-def expected_metrics(mdp: WorkerMDP, action: np.ndarray, *, tol: float = 1e-11,
+def expected_metrics(mdp, action: np.ndarray, *, tol: float = 1e-11,
                      max_iter: int = 20000) -> tuple[float, float, np.ndarray]:
     """Expected accuracy (%, per satisfied query) and violation rate (fraction) of a policy (§5.1).
 
     States are weighted by their stationary probability times the queries their action serves
-    (``n``; ``N + 1`` for the overflow state, the artifact's count), so both are per query; a
-    fallback action counts its whole batch as violated. Returns ``(accuracy, violation, π)``.
+    (``n``, or the chosen ``b`` under variable batching; ``N + 1`` for the overflow state, the
+    artifact's count), so both are per query; a fallback action counts its whole batch as
+    violated. Returns ``(accuracy, violation, π)``.
     """
     pi = _stationary(mdp, action, tol, max_iter)
-    served = np.append(mdp.n_of[:-1], mdp.cfg.n_max + 1).astype(float)
+    if isinstance(mdp, WorkerMDP):
+        served = np.append(mdp.n_of[:-1], mdp.cfg.n_max + 1).astype(float)
+        sat = action < mdp.valid.shape[1] - 1
+        model = action
+    else:                                                         # VariableMDP: b per state
+        model, batch, sat = mdp.decode(action)
+        served = np.append(batch[:-1], mdp.cfg.n_max + 1).astype(float)
     w = pi * served
-    sat = action < mdp.valid.shape[1] - 1
     acc = np.asarray(mdp.profile.accuracy, dtype=float)
     ws = w[sat].sum()
-    accuracy = float((w[sat] * acc[action[sat]]).sum() / ws) if ws > 0 else float("nan")
+    accuracy = float((w[sat] * acc[model[sat]]).sum() / ws) if ws > 0 else float("nan")
     violation = float(w[~sat].sum() / w.sum())
     return accuracy, violation, pi
 
@@ -177,10 +198,22 @@ def solve(profile, cfg: MDPConfig, *, horizon: int | None = None, tol: float = 1
     ``horizon=None``: relative value iteration until ``span(V_{h+1} − V_h) < tol`` (rewards are
     accuracies as fractions), raising :class:`ConvergenceError` after ``max_iter`` sweeps.
     ``horizon=H``: exactly ``H`` undiscounted sweeps from ``V = 0`` (the artifact uses 100).
-    Ties go to the faster model (lower index), the fallback last.
+    Ties go to the faster model (lower index), the fallback last; under variable batching
+    (``cfg.batching == "variable"``, or a prebuilt :class:`~infsched.ramsis.variable.VariableMDP`)
+    to ``b = n`` first, then the faster model, then the larger ``b``. Variable batching with
+    ``horizon=None`` uses policy iteration instead (:meth:`VariableMDP.policy_iteration`, ``tol``
+    the least gain that switches an action, ``max_iter`` its rounds): relative value iteration
+    converges there at the chain's slow mixing rate.
     """
+    from infsched.ramsis.variable import VariableMDP  # it imports this module
+
     t0 = time.perf_counter()
-    mdp = cfg if isinstance(cfg, WorkerMDP) else WorkerMDP(profile, cfg)
+    if isinstance(cfg, (WorkerMDP, VariableMDP)):
+        mdp = cfg
+    elif isinstance(cfg, MDPConfig) and cfg.batching == "variable":
+        mdp = VariableMDP(profile, cfg)
+    else:
+        mdp = WorkerMDP(profile, cfg)
     cfg = mdp.cfg
     if horizon is not None:
         require(isinstance(horizon, int) and horizon >= 1, "horizon", horizon,
@@ -189,6 +222,9 @@ def solve(profile, cfg: MDPConfig, *, horizon: int | None = None, tol: float = 1
     V = np.zeros(mdp.S)
     gain, converged, it = float("nan"), False, 0
     limit = horizon if horizon is not None else max_iter
+    if horizon is None and not isinstance(mdp, WorkerMDP):       # variable: policy iteration
+        V, gain, it = mdp.policy_iteration(tol=tol, max_iter=max_iter)
+        converged, limit = True, 0
     for it in range(1, limit + 1):
         Q = mdp.q_values(V)
         V_new = Q.max(axis=1)
@@ -209,18 +245,27 @@ def solve(profile, cfg: MDPConfig, *, horizon: int | None = None, tol: float = 1
             f"raise max_iter or tol, or give a fixed horizon")
     Q = mdp.q_values(V)
     action = np.argmax(Q, axis=1)                                  # first max: faster model wins ties
-    M = mdp.valid.shape[1] - 1
     N, J = cfg.n_max, mdp.grid.size
-    model = np.where(action == M, 0, action)
     table = np.full((N + 1, J), -1, dtype=np.int32)
-    table[1:] = model[:-1].reshape(N, J)
     sat = np.zeros((N + 1, J), bool)
-    sat[1:] = (action[:-1] < M).reshape(N, J)
     batch = np.zeros((N + 1, J), dtype=np.int32)
-    batch[1:] = np.arange(1, N + 1)[:, None]
+    if isinstance(mdp, WorkerMDP):
+        M = mdp.valid.shape[1] - 1
+        model = np.where(action == M, 0, action)
+        table[1:] = model[:-1].reshape(N, J)
+        sat[1:] = (action[:-1] < M).reshape(N, J)
+        batch[1:] = np.arange(1, N + 1)[:, None]
+    else:
+        model, b, ok = mdp.decode(action)
+        table[1:] = model[:-1].reshape(N, J)
+        sat[1:] = ok[:-1].reshape(N, J)
+        batch[1:] = b[:-1].reshape(N, J)
     if metrics:
         acc, viol, pi = expected_metrics(mdp, action)
+        full = 1.0 if isinstance(mdp, WorkerMDP) else mdp.full_batch_fraction(action, pi)
     else:
         acc, viol, pi = float("nan"), float("nan"), np.empty(0)
+        full = 1.0 if isinstance(mdp, WorkerMDP) else float("nan")
     return Solution(cfg, mdp.grid, table, batch, sat, int(model[-1]), V, gain, it,
-                    converged or horizon is not None, pi, acc, viol, time.perf_counter() - t0)
+                    converged or horizon is not None, pi, acc, viol, time.perf_counter() - t0,
+                    full)

@@ -20,7 +20,7 @@ __all__ = ["MDPConfig", "DISCRETISATIONS", "BATCHING", "slack_grid", "capacity_q
            "check_feasible"]
 
 DISCRETISATIONS = ("fld", "md")
-BATCHING = ("max",)
+BATCHING = ("max", "variable")
 
 
 def _positive(name: str, value: object) -> float:
@@ -45,7 +45,8 @@ class MDPConfig:
     ``discretisation``: ``"fld"`` (fixed length, ``T_w = {0, SLO/D, …, SLO}``, §4.2.2) or ``"md"``
     (model based: every distinct ``l(m, b) ≤ SLO`` with ``b ≤ N``, plus 0 and SLO, §4.2.1).
     ``n_max`` is ``N_w``, the largest queue the MDP tracks (32 in the paper's evaluation).
-    Only maximal batching (``b = n``, the paper's default) is implemented.
+    ``batching``: ``"max"`` (``b = n``, the paper's default) or ``"variable"`` (any ``1 ≤ b ≤ n``,
+    §4.3.2; :mod:`infsched.ramsis.variable`).
     """
 
     slo_ms: float

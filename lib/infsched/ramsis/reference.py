@@ -89,7 +89,7 @@ class _System:
         self.monitor = LoadMonitor(window)
         n = arrivals.size
         self.counts = np.zeros((len(profile.models), 3), np.int64)
-        self.stats = np.zeros(3)
+        self.stats = np.zeros(4)
         self.rec = (np.full(n, -1, np.int64), np.full(n, -1, np.int64), np.full(n, -1, np.int64),
                     np.full(n, np.nan), np.full(n, np.nan))
         self.t_last = arrivals[-1] if n else -math.inf
@@ -161,6 +161,7 @@ class RamsisWorker:
             yield EndOfInstant(env)                    # every arrival of this instant is in
             start = env.now
             m, b = self.decide(start)
+            s.stats[3] += b == len(self.queue)
             batch = [self.queue.popleft() for _ in range(b)]
             yield env.timeout(s.latency(m, b, batch[0]))
             s.served(batch, self.k, m, start)
@@ -245,6 +246,7 @@ class CentralSystem(_System):
                     break
                 if w.idle:
                     b = min(len(self.queue), cap)
+                    self.stats[3] += b == len(self.queue)
                     w.start(m, [self.queue.popleft() for _ in range(b)])
             self.wake = env.event()
 

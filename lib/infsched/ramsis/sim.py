@@ -39,7 +39,8 @@ Semantics shared by both engines and by the simpy reference (:mod:`infsched.rams
 
 Metrics are over served queries: the violation rate, the accuracy per satisfied query (mean
 accuracy of the queries that met their deadline, §1 rule 5), per-model query, satisfied and
-batch counts, the mean batch size, and mean wait and response times. With ``record=True`` the
+batch counts, the mean batch size, how many batches took the whole queue (``full_batches``, Fig. 11),
+and mean wait and response times. With ``record=True`` the
 per-query worker, model, batch (index of the batch's first query), dispatch and completion times
 come back too; the tests compare them with the reference query by query.
 
@@ -210,6 +211,8 @@ def _ramsis_kernel(arr, K, slo, lat, slope, sampled, spread, levels, u,
                     j = 0
                 m = pmodel[p, nq, j]
                 b = pbatch[p, nq, j]
+            if b == nq:
+                stats[3] += 1
             lt = _batch_latency(lat, slope, m, b)
             if sampled:
                 bb = b if b < B else B
@@ -308,6 +311,8 @@ def _central_kernel(arr, K, slo, lat, slope, sampled, spread, levels, u,
             b = tail - head
             if b > cap:
                 b = cap
+            else:
+                stats[3] += 1
             lt = _batch_latency(lat, slope, m, b)
             if sampled:
                 bb = b if b < B else B
@@ -326,7 +331,8 @@ class SimResult:
     """Metrics of one run (every arrival served, see the module docstring).
 
     ``queries``, ``satisfied`` and ``batches`` are per-model counts ``(M,)``; ``pending_at_end``
-    counts queries dispatched after the last arrival (the ones the artifact would not count).
+    counts queries dispatched after the last arrival (the ones the artifact would not count);
+    ``full_batches`` the batches that took every query queued at their decision.
     The per-query arrays (``record=True`` only, else ``None``) are indexed by arrival:
     ``worker``, ``model``, ``batch_head`` (index of the first query of the batch),
     ``dispatch`` and ``completion`` (ms).
@@ -343,6 +349,7 @@ class SimResult:
     satisfied: np.ndarray
     batches: np.ndarray
     pending_at_end: int
+    full_batches: int
     mean_response_ms: float
     mean_wait_ms: float
     arrivals: np.ndarray | None = None
@@ -379,6 +386,13 @@ class SimResult:
     def batch_fraction(self) -> np.ndarray:
         """Fraction of batches run by each model."""
         return self.batches / max(int(self.batches.sum()), 1)
+
+    @property
+    def full_batch_fraction(self) -> float:
+        """Fraction of batches that took the whole queue they were cut from (``b = n``; for the
+        central baselines, a batch below the cap). Fig. 11's statistic."""
+        nb = int(self.batches.sum())
+        return self.full_batches / nb if nb else float("nan")
 
     @property
     def mean_batch(self) -> float:
@@ -516,7 +530,7 @@ def _result(system, profile, acc, slo, K, arr, counts, stats, record, rec) -> Si
         system=system, models=tuple(profile.models), model_accuracy=acc, slo_ms=slo, workers=K,
         served=served, violations=served - int(counts[:, 1].sum()),
         queries=counts[:, 0].copy(), satisfied=counts[:, 1].copy(), batches=counts[:, 2].copy(),
-        pending_at_end=int(stats[2]),
+        pending_at_end=int(stats[2]), full_batches=int(stats[3]),
         mean_response_ms=stats[0] / served if served else float("nan"),
         mean_wait_ms=stats[1] / served if served else float("nan"), **extra)
 
@@ -564,7 +578,7 @@ def simulate_ramsis(profile, policy: PolicyTable, arrivals_ms, *, slo_ms: float,
     const_p = _constant_policy(load_qps, policy.lookup)
     acc, lat, slope, sampled, spread, levels, u = _profile_arrays(profile, latency, rng, arr.size)
     counts = np.zeros((len(profile.models), 3), np.int64)
-    stats = np.zeros(3)
+    stats = np.zeros(4)
     rec = _record_arrays(bool(record), arr.size)
     _ramsis_kernel(arr, K, slo, lat, slope, sampled, spread, levels, u,
                    policy.grid_ms, policy.loads_qps, policy.model, policy.batch,
@@ -600,7 +614,7 @@ def simulate_central(profile, table: "BaselineTable", arrivals_ms, *, slo_ms: fl
     const_p = _constant_policy(load_qps, table.lookup)
     acc, lat, slope, sampled, spread, levels, u = _profile_arrays(profile, latency, rng, arr.size)
     counts = np.zeros((len(profile.models), 3), np.int64)
-    stats = np.zeros(3)
+    stats = np.zeros(4)
     rec = _record_arrays(bool(record), arr.size)
     _central_kernel(arr, K, slo, lat, slope, sampled, spread, levels, u,
                     table.loads_qps, table.model, table.cap, const_p, window,
