@@ -27,6 +27,7 @@ __all__ = [
     "load_profile",
     "interpolate_models",
     "PROFILE_NAMES",
+    "read_checked_csv",
 ]
 
 #: Quantile levels of ``Profile.spread``'s last axis: min, p50, p95, p99, max.
@@ -319,18 +320,19 @@ _RAMSIS_SOURCE = ("Mendoza, Romero, Trippel, EuroSys '24; RAMSIS artifact github
                   "@9b74967, GCP n1 4-vCPU CPU; post-processed as in spec ramsis §5.1")
 
 
-def _read_csv(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
-    """Read ``path`` and check its header is exactly ``columns`` (in any order)."""
+def read_checked_csv(path: Path, columns: tuple[str, ...], what: str = "profile file") -> pd.DataFrame:
+    """Read ``path`` and check its header is exactly ``columns`` (in any order); every error is a
+    ConfigError that starts with ``what`` and the path."""
     if not path.is_file():
-        raise ConfigError(f"profile file {path}: not found (data directory: {path.parent.parent})")
+        raise ConfigError(f"{what} {path}: not found (data directory: {path.parent.parent})")
     try:
         df = pd.read_csv(path)
     except Exception as exc:  # a parser error is the file's fault, say which file
-        raise ConfigError(f"profile file {path}: cannot be read as CSV ({exc})") from None
+        raise ConfigError(f"{what} {path}: cannot be read as CSV ({exc})") from None
     missing = [c for c in columns if c not in df.columns]
     unknown = [c for c in df.columns if c not in columns]
     if missing or unknown:
-        raise ConfigError(f"profile file {path}: columns must be {', '.join(columns)}"
+        raise ConfigError(f"{what} {path}: columns must be {', '.join(columns)}"
                           + (f"; missing: {', '.join(missing)}" if missing else "")
                           + (f"; unknown: {', '.join(map(str, unknown))}" if unknown else ""))
     return df
@@ -365,7 +367,7 @@ def load_profile(name: str, data_dir: "str | os.PathLike[str] | None" = None) ->
     folder = find_data_dir(data_dir) / "profiles"
 
     acc_path = folder / _ACCURACY_FILE
-    acc_df = _read_csv(acc_path, _ACCURACY_COLUMNS)
+    acc_df = read_checked_csv(acc_path, _ACCURACY_COLUMNS)
     acc_df = acc_df[acc_df["task"] == task].reset_index(drop=True)
     if acc_df.empty:
         raise ConfigError(f"profile file {acc_path}: no rows for task {task!r}")
@@ -376,7 +378,7 @@ def load_profile(name: str, data_dir: "str | os.PathLike[str] | None" = None) ->
     accuracy = dict(zip(acc_df["model"].astype(str), acc_vals))
 
     path = folder / table_file
-    df = _read_csv(path, _TABLE_COLUMNS)
+    df = read_checked_csv(path, _TABLE_COLUMNS)
     if df.empty:
         raise ConfigError(f"profile file {path}: no rows")
     df["model"] = df["model"].astype(str)

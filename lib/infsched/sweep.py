@@ -24,13 +24,31 @@ import pandas as pd
 
 from .errors import ConfigError, require
 
-__all__ = ["default_cache_dir", "point_key", "run_sweep"]
+__all__ = ["default_cache_dir", "default_processes", "point_key", "point_seed", "run_sweep"]
 
 
 def default_cache_dir() -> Path:
     """``$INFSCHED_CACHE`` if set, else ``~/.cache/infsched``."""
     env = os.environ.get("INFSCHED_CACHE")
     return Path(env) if env else Path.home() / ".cache" / "infsched"
+
+
+def default_processes(n_jobs: int | None = None, *, name: str = "n_jobs") -> int:
+    """``n_jobs`` for :func:`run_sweep` when a caller gives ``None``: ``$INFSCHED_WORKERS``, else
+    ``min(2, cores)``; a given value must be a positive integer (``name`` is the caller's name
+    for it, for the error)."""
+    if n_jobs is None:
+        n_jobs = int(os.environ.get("INFSCHED_WORKERS", min(2, os.cpu_count() or 1)))
+    require(isinstance(n_jobs, int) and n_jobs >= 1, name, n_jobs, "must be a positive integer")
+    return n_jobs
+
+
+def point_seed(seed: int, *key: float) -> int:
+    """A seed per sweep point, from the experiment's ``seed`` and the point's coordinates: every
+    method simulated at that point shares it (common random numbers), and it does not depend on
+    which other points the sweep holds."""
+    words = [int(seed)] + [int(round(k * 1000)) for k in key]
+    return int(np.random.SeedSequence(words).generate_state(1)[0])
 
 
 def _fn_name(fn: Callable[..., Any]) -> str:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -32,7 +31,7 @@ import pandas as pd
 from infsched.errors import InfeasibleError, config_error, one_of, require
 from infsched.profiles import Profile, interpolate_models, load_profile
 from infsched.report import find_data_dir
-from infsched.sweep import run_sweep
+from infsched.sweep import default_processes, point_seed, run_sweep
 from infsched.workload import piecewise_poisson_arrivals, poisson_arrivals
 from infsched.ramsis import baselines, mdp, sim
 from infsched.ramsis import objective as per_query
@@ -125,19 +124,6 @@ def check_workers(workers: int, slo_ms: float, sc: Scale) -> None:
             f"lowest load of the sweep ({need:g} QPS) within the SLO")
 
 
-def _workers(workers: int | None) -> int:
-    if workers is None:
-        workers = int(os.environ.get("INFSCHED_WORKERS", min(2, os.cpu_count() or 1)))
-    require(isinstance(workers, int) and workers >= 1, "workers", workers, "must be a positive integer")
-    return workers
-
-
-def _point_seed(seed: int, *key: float) -> int:
-    """A seed per simulated point, shared by every method there (common random numbers)."""
-    words = [int(seed)] + [int(round(k * 1000)) for k in key]
-    return int(np.random.SeedSequence(words).generate_state(1)[0])
-
-
 # --------------------------------------------------------------------------- model sets
 
 @functools.lru_cache(maxsize=None)
@@ -167,7 +153,8 @@ def _code_version(*fns: Callable) -> str:
     for name in ("model.py", "kernel.py", "mdp.py", "variable.py", "objective.py", "sim.py",
                  "baselines.py"):
         digest.update((here / name).read_bytes())
-    digest.update((here.parent / "profiles.py").read_bytes())
+    for name in ("profiles.py", "des.py"):
+        digest.update((here.parent / name).read_bytes())
     for path in sorted((find_data_dir() / "profiles").glob("ramsis_*.csv")):
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
@@ -206,7 +193,7 @@ def policies(profile: str, slo_ms: float, workers: int, loads, *, d: int,
     points = [dict(profile=profile, slo_ms=float(slo_ms), workers=int(workers), load_qps=float(x),
                    d=int(d), discretisation=discretisation, objective=objective,
                    batching=batching) for x in loads]
-    return run_sweep(solve_point, points, cache_dir=cache, n_jobs=_workers(n_jobs),
+    return run_sweep(solve_point, points, cache_dir=cache, n_jobs=default_processes(n_jobs),
                      progress=progress, version=_code_version(solve_point))
 
 
@@ -231,7 +218,7 @@ def ms_point(profile: str, slo_ms: float, workers: int, load_qps: float, duratio
     """ModelSwitching's choice at one load (spec §4.2): every model simulated at that load."""
     prof = get_profile(profile)
     table = baselines.model_switching(prof, [load_qps], workers, slo_ms, duration_s=duration_s,
-                                      seed=_point_seed(seed, workers, load_qps, slo_ms))
+                                      seed=point_seed(seed, workers, load_qps, slo_ms))
     return {"model": int(table.model[0]), "cap": int(table.cap[0])}
 
 
@@ -240,7 +227,7 @@ def ms_table(profile: str, slo_ms: float, workers: int, loads, *, duration_s: fl
     """ModelSwitching's per-load model table, searched once per (profile, SLO, K, load) and cached."""
     points = [dict(profile=profile, slo_ms=float(slo_ms), workers=int(workers), load_qps=float(x),
                    duration_s=float(duration_s), seed=int(seed)) for x in loads]
-    df = run_sweep(ms_point, points, cache_dir=cache, n_jobs=_workers(n_jobs),
+    df = run_sweep(ms_point, points, cache_dir=cache, n_jobs=default_processes(n_jobs),
                    version=_code_version(ms_point))
     return baselines.BaselineTable("ModelSwitching", df["load_qps"].to_numpy(float),
                                    df["model"].to_numpy(int), df["cap"].to_numpy(int))
@@ -269,11 +256,11 @@ def constant_load(profile: str, slo_ms: float, workers: int, loads, *, d: int, d
     jf = baselines.jellyfish_plus(prof, list(loads), workers, slo_ms)
     rows = []
     for i, load in enumerate(loads):
-        rng = np.random.default_rng(_point_seed(seed, workers, load, slo_ms))
+        rng = np.random.default_rng(point_seed(seed, workers, load, slo_ms))
         arrivals = poisson_arrivals(load / 1000.0, horizon=duration_s * 1000.0, rng=rng)
         point = dict(profile=profile, slo_ms=slo_ms, workers=workers, load_qps=float(load))
         for method in methods:
-            lat_rng = np.random.default_rng(_point_seed(seed + 1, workers, load, slo_ms))
+            lat_rng = np.random.default_rng(point_seed(seed + 1, workers, load, slo_ms))
             if method == "ramsis":
                 row = pol.iloc[i]
                 if not row["feasible"]:
@@ -308,13 +295,13 @@ def trace_run(profile: str, slo_ms: float, workers: int, *, d: int, duration_s: 
     RAMSIS uses the policies of ``policy_loads`` that the pool can serve; the baselines use
     their tables on the same grid. Arrivals are the same for every method."""
     prof = get_profile(profile)
-    rng = np.random.default_rng(_point_seed(seed, workers, slo_ms))
+    rng = np.random.default_rng(point_seed(seed, workers, slo_ms))
     sched = twitter_schedule(duration_s=duration_s)
     arrivals = piecewise_poisson_arrivals(sched, duration_s * 1000.0, rng)
     point = dict(profile=profile, slo_ms=slo_ms, workers=workers)
     rows = []
     for method in methods:
-        lat_rng = np.random.default_rng(_point_seed(seed + 1, workers, slo_ms))
+        lat_rng = np.random.default_rng(point_seed(seed + 1, workers, slo_ms))
         if method == "ramsis":
             cap = capacity_qps(prof, workers)
             loads = [x for x in policy_loads if x < cap]

@@ -28,6 +28,7 @@ from collections import deque
 import numpy as np
 import simpy
 
+from infsched.des import timeout_at
 from infsched.ramsis import sim
 from infsched.ramsis.policy import PolicyTable
 
@@ -46,16 +47,6 @@ class EndOfInstant(simpy.Event):
         self._ok = True
         self._value = None
         env.schedule(self, LATE)
-
-
-def _timeout_at(env: simpy.Environment, t: float) -> simpy.Timeout:
-    """A timeout that fires at exactly time ``t`` (≥ now), whatever ``t − now`` rounds to."""
-    d = t - env.now
-    while env.now + d < t:
-        d = math.nextafter(d, math.inf)
-    while d > 0 and env.now + d > t:
-        d = math.nextafter(d, -math.inf)
-    return env.timeout(d)
 
 
 class LoadMonitor:
@@ -179,7 +170,7 @@ class RamsisSystem(_System):
     def source(self):
         rr = 0                                          # the round-robin pointer persists
         for q, t in enumerate(self.arrivals.tolist()):
-            yield _timeout_at(self.env, t)
+            yield timeout_at(self.env, t)
             self.monitor.arrival(t)
             self.workers[rr].enqueue(q)
             rr = (rr + 1) % self.K
@@ -229,7 +220,7 @@ class CentralSystem(_System):
 
     def source(self):
         for q, t in enumerate(self.arrivals.tolist()):
-            yield _timeout_at(self.env, t)
+            yield timeout_at(self.env, t)
             self.monitor.arrival(t)
             self.queue.append(q)
             self.wake_dispatcher()

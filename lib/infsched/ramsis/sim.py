@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numba import njit
 
+from infsched.des import heap_pop, heap_push
 from infsched.errors import ConfigError, config_error, one_of, require
 from infsched.ramsis.policy import PolicyTable
 
@@ -225,46 +226,6 @@ def _ramsis_kernel(arr, K, slo, lat, slope, sampled, spread, levels, u,
 
 
 @njit(cache=True)
-def _heap_push(ht, hs, size, t, s):
-    i = size
-    while i > 0:
-        par = (i - 1) >> 1
-        if ht[par] <= t:
-            break
-        ht[i] = ht[par]
-        hs[i] = hs[par]
-        i = par
-    ht[i] = t
-    hs[i] = s
-    return size + 1
-
-
-@njit(cache=True)
-def _heap_pop(ht, hs, size):
-    """Remove the root of a heap of ``size`` entries; returns the new size."""
-    size -= 1
-    if size == 0:
-        return 0
-    t = ht[size]
-    s = hs[size]
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= size:
-            break
-        if c + 1 < size and ht[c + 1] < ht[c]:
-            c += 1
-        if ht[c] >= t:
-            break
-        ht[i] = ht[c]
-        hs[i] = hs[c]
-        i = c
-    ht[i] = t
-    hs[i] = s
-    return size
-
-
-@njit(cache=True)
 def _central_kernel(arr, K, slo, lat, slope, sampled, spread, levels, u,
                     loads, tmodel, tcap, const_p, window,
                     counts, stats, record, r_worker, r_model, r_head, r_dispatch, r_completion):
@@ -294,8 +255,8 @@ def _central_kernel(arr, K, slo, lat, slope, sampled, spread, levels, u,
             tail += 1
         while nb > 0 and bt[0] <= now:
             w = bw[0]
-            nb = _heap_pop(bt, bw, nb)
-            ni = _heap_push(it, iw, ni, float(w), w)
+            nb = heap_pop(bt, bw, nb)
+            ni = heap_push(it, iw, ni, float(w), w)
         if ni == 0:
             continue
         if const_p >= 0:
@@ -307,7 +268,7 @@ def _central_kernel(arr, K, slo, lat, slope, sampled, spread, levels, u,
         cap = tcap[p]
         while head < tail and ni > 0:
             w = iw[0]
-            ni = _heap_pop(it, iw, ni)
+            ni = heap_pop(it, iw, ni)
             b = tail - head
             if b > cap:
                 b = cap
@@ -321,7 +282,7 @@ def _central_kernel(arr, K, slo, lat, slope, sampled, spread, levels, u,
             _serve(arr, head, 1, b, m, now, comp, slo, t_last, counts, stats,
                    record, r_worker, w, r_model, r_head, r_dispatch, r_completion)
             head += b
-            nb = _heap_push(bt, bw, nb, comp, w)
+            nb = heap_push(bt, bw, nb, comp, w)
 
 
 # ============================================================================ results

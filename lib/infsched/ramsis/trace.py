@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from infsched.errors import ConfigError, config_error, one_of, require
+from infsched.profiles import read_checked_csv
 from infsched.workload import PiecewiseRate
 
 __all__ = ["TRACE_FILE", "load_twitter_trace", "twitter_schedule", "artifact_per_second"]
@@ -37,18 +38,7 @@ def load_twitter_trace(data_dir: "str | os.PathLike[str] | None" = None) -> pd.D
     from infsched.report import find_data_dir
 
     path = find_data_dir(data_dir) / "traces" / TRACE_FILE
-    if not path.is_file():
-        raise ConfigError(f"trace file {path}: not found")
-    try:
-        df = pd.read_csv(path)
-    except Exception as exc:  # a parser error is the file's fault, say which file
-        raise ConfigError(f"trace file {path}: cannot be read as CSV ({exc})") from None
-    missing = [c for c in _COLUMNS if c not in df.columns]
-    unknown = [c for c in df.columns if c not in _COLUMNS]
-    if missing or unknown:
-        raise ConfigError(f"trace file {path}: columns must be t_s, qps"
-                          + (f"; missing: {', '.join(missing)}" if missing else "")
-                          + (f"; unknown: {', '.join(map(str, unknown))}" if unknown else ""))
+    df = read_checked_csv(path, _COLUMNS, "trace file")
     if df.empty:
         raise ConfigError(f"trace file {path}: no rows")
     for col in _COLUMNS:

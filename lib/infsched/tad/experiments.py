@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import os
 from pathlib import Path
 from dataclasses import dataclass
 from typing import Callable
@@ -23,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from infsched.errors import config_error, one_of, require
-from infsched.sweep import run_sweep
+from infsched.sweep import default_processes, point_seed, run_sweep
 from infsched.tad import bound
 from infsched.tad.model import EXAMPLE_1_2, EXAMPLE_3, MAIN, SystemParams
 from infsched.tad.sim import Phase, simulate, simulate_phases
@@ -83,19 +82,6 @@ def get_scale(scale: str) -> Scale:
     return SCALES[one_of("scale", scale, SCALE_NAMES)]
 
 
-def _workers(workers: int | None) -> int:
-    if workers is None:
-        workers = int(os.environ.get("INFSCHED_WORKERS", min(2, os.cpu_count() or 1)))
-    require(isinstance(workers, int) and workers >= 1, "workers", workers, "must be a positive integer")
-    return workers
-
-
-def _point_seed(seed: int, *key: float) -> int:
-    """A seed per simulated point, shared by all policies at that point (common random numbers)."""
-    words = [int(seed)] + [int(round(k * 1000)) for k in key]
-    return int(np.random.SeedSequence(words).generate_state(1)[0])
-
-
 def sweep_rhos(n: int, n_points: int) -> np.ndarray:
     """Loads of Section 7: ρ = 1 − n^{−β}, β evenly spaced in [0.01, 0.495] (spec §9.2)."""
     betas = np.linspace(0.01, 0.495, n_points)
@@ -124,12 +110,14 @@ def _code_version() -> str:
     digest = hashlib.sha256(inspect.getsource(simulate_point).encode())
     for name in ("model.py", "bound.py", "policies.py", "sim.py"):
         digest.update((here / name).read_bytes())
+    digest.update((here.parent / "des.py").read_bytes())
     return digest.hexdigest()[:16]
 
 
 def _run(points: list[dict], workers: int | None, cache, progress: bool = False) -> pd.DataFrame:
-    df = run_sweep(simulate_point, points, cache_dir=cache, n_jobs=_workers(workers),
-                   progress=progress, version=_code_version())
+    df = run_sweep(simulate_point, points, cache_dir=cache,
+                   n_jobs=default_processes(workers, name="workers"), progress=progress,
+                   version=_code_version())
     df["ratio_to_bound"] = df["latency"] / df["T_lp"]
     return df
 
@@ -142,7 +130,7 @@ def fig1(scale: str = "default", seed: int = 0, *, n: int = 256, a_star: float =
     s = get_scale(scale)
     rhos = np.linspace(0.1, 0.9, s.fig1_points) if rhos is None else np.asarray(rhos, float)
     points = [dict(policy=pol, n=n, a_star=a_star, rho=float(r), service="exp", n_jobs=s.fig1_jobs,
-                   seed=_point_seed(seed, 1, n, a_star, r))
+                   seed=point_seed(seed, 1, n, a_star, r))
               for r in rhos for pol in ("jiq-fast", "jiq-accurate", "tad-op")]
     return _run(points, workers, cache, progress=scale == "paper")
 
@@ -187,7 +175,7 @@ def fig4(scale: str = "default", seed: int = 0, *, rho: float = 0.5, a_stars=FIG
             for service in ("exp", "det"):
                 points.append(dict(policy="r-jiq", n=n, a_star=float(a_star), rho=rho,
                                    service=service, n_jobs=jobs,
-                                   seed=_point_seed(seed, 4, n, a_star)))
+                                   seed=point_seed(seed, 4, n, a_star)))
     df = _run(points, workers, cache, progress=scale == "paper")
     df["zero_wait"] = [bound.rjiq_zero_wait_latency(MAIN, a, lam, int(n))
                        for a, lam, n in zip(df["a_star"], df["lam"], df["n"])]
@@ -253,7 +241,7 @@ def load_sweep(n: int, service: str, jobs: int, *, scale: str = "default", seed:
     a_stars = s.sweep_targets if a_stars is None else tuple(float(a) for a in a_stars)
     rhos = sweep_rhos(n, n_points or s.sweep_betas)
     points = [dict(policy=pol, n=n, a_star=a, rho=float(r), service=service, n_jobs=jobs,
-                   seed=_point_seed(seed, 6, n, a, r))
+                   seed=point_seed(seed, 6, n, a, r))
               for a in a_stars for r in rhos for pol in policies]
     df = _run(points, workers, cache, progress=scale == "paper")
     df["accuracy_bound"] = [float(bound.lp_lower_bound(MAIN, a, lam).p @ MAIN.a_arr)
@@ -354,7 +342,7 @@ def time_varying(figure: str, scale: str = "default", seed: int = 0, *, n: int |
     for policy in ("tad", "tad-op"):
         Ns, accs = [], []
         for run in range(s.tv_runs):
-            res = simulate_phases(MAIN, policy, n, phases, seed=_point_seed(seed, 9, run), record=True)
+            res = simulate_phases(MAIN, policy, n, phases, seed=point_seed(seed, 9, run), record=True)
             Ns.append(res.number_in_system(times))
             t_acc, acc = res.running_accuracy(MAIN, window=window)
             accs.append(np.interp(times, t_acc, acc))

@@ -23,6 +23,7 @@ import math
 import numpy as np
 import simpy
 
+from infsched.des import timeout_at
 from infsched.errors import ConfigError
 from infsched.tad.model import SystemParams
 from infsched.tad.policies import Policy, PolicyTable
@@ -86,20 +87,6 @@ class Dispatcher:
             self.idle[self.class_of[server]].append(server)
 
 
-def _timeout_at(env: simpy.Environment, t: float) -> simpy.Timeout:
-    """A timeout that fires at exactly time ``t`` (≥ now).
-
-    simpy only takes a delay and fires at ``now + delay``; ``t - now`` may round so that this
-    misses ``t`` by an ulp, so step the delay to the neighbouring float until it lands on ``t``.
-    """
-    d = t - env.now
-    while env.now + d < t:
-        d = math.nextafter(d, math.inf)
-    while d > 0 and env.now + d > t:
-        d = math.nextafter(d, -math.inf)
-    return env.timeout(d)
-
-
 def _run(params: SystemParams, n: int, policies: list[Policy], tables: list[PolicyTable],
          switch_at, arrivals: np.ndarray, e_srv, u_pol, u_srv, det: bool):
     """The simpy system fed with given arrival times; returns (departures, classes, dispatcher).
@@ -126,14 +113,14 @@ def _run(params: SystemParams, n: int, policies: list[Policy], tables: list[Poli
 
     def source():
         for j in range(n_jobs):
-            yield _timeout_at(env, arr[j])             # the next arrival
+            yield timeout_at(env, arr[j])             # the next arrival
             i, server = disp.route(u_pol[j], u_srv[j])
             classes[j] = i
             env.process(job(j, server, inv_mu[i] if det else e_srv[j] * inv_mu[i]))
 
     def schedule():
         for policy, table, t in zip(policies[1:], tables[1:], switch_at):
-            yield _timeout_at(env, float(t))           # a phase boundary
+            yield timeout_at(env, float(t))           # a phase boundary
             disp.switch(policy, table)
 
     env.process(schedule())      # started first: at a tie the switch precedes the arrival

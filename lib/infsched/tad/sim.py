@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
+from infsched.des import heap_push, heap_sift_down
 from infsched.errors import ConfigError, InfeasibleError, config_error, one_of, require
 from infsched.tad.model import SystemParams
 from infsched.tad.policies import (
@@ -115,40 +116,6 @@ def _arrivals_phases(t, p, e, rates, inv_rates, ends, out):
 # ============================================================================ the engine
 
 @njit(cache=True)
-def _heap_push(ht, hs, size, t, s):
-    i = size
-    while i > 0:
-        par = (i - 1) >> 1
-        if ht[par] <= t:
-            break
-        ht[i] = ht[par]
-        hs[i] = hs[par]
-        i = par
-    ht[i] = t
-    hs[i] = s
-    return size + 1
-
-
-@njit(cache=True)
-def _heap_sift_down(ht, hs, size, t, s):
-    """Place (t, s) at the root of a heap of ``size`` entries and restore heap order."""
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= size:
-            break
-        if c + 1 < size and ht[c + 1] < ht[c]:
-            c += 1
-        if ht[c] >= t:
-            break
-        ht[i] = ht[c]
-        hs[i] = hs[c]
-        i = c
-    ht[i] = t
-    hs[i] = s
-
-
-@njit(cache=True)
 def _run_chunk(arr_t, e_srv, u_pol, u_srv, m,
                # system
                inv_mu, det, sizes, starts, cls_of, n_total,
@@ -179,12 +146,12 @@ def _run_chunk(arr_t, e_srv, u_pol, u_srv, m,
                 if fs == f:
                     hn -= 1
                     if hn > 0:
-                        _heap_sift_down(ht, hs, hn, ht[hn], hs[hn])
+                        heap_sift_down(ht, hs, hn, ht[hn], hs[hn])
                     k = cls_of[s]
                     stk[starts[k] + stn[k]] = s
                     stn[k] += 1
                 else:   # stale key: the server got more work; re-key it
-                    _heap_sift_down(ht, hs, hn, fs, s)
+                    heap_sift_down(ht, hs, hn, fs, s)
         # 2. choose a class
         u = u_pol[j]
         i = -1
@@ -278,7 +245,7 @@ def _run_chunk(arr_t, e_srv, u_pol, u_srv, m,
             s = stk[starts[i] + stn[i]]
             fnew = t + S
             free_at[s] = fnew
-            hn = _heap_push(ht, hs, hn, fnew, s)
+            hn = heap_push(ht, hs, hn, fnew, s)
         else:
             s = starts[i] + min(int(u_srv[j] * sizes[i]), sizes[i] - 1)
             fs = free_at[s]
