@@ -727,13 +727,17 @@ def claims_fig11(f11: pd.DataFrame) -> dict:
     """§4.3.2 / App. D: variable batching performs like maximal batching (within 0.5 points of
     accuracy and of late queries at every load where both are plotted), and picks b = n in 80 %
     of decisions (our simulated share over every batch of every load below peak)."""
-    a = f11.pivot_table(index="load_qps", columns="batching", values=["accuracy", "violation"])
-    both = f11.groupby("load_qps")["plotted"].all()
-    a = a[both.reindex(a.index).fillna(False).to_numpy(bool)]
+    a = _both_plotted(f11, ["accuracy", "violation"])
     acc = (a[("accuracy", "variable")] - a[("accuracy", "max")]).abs()
     late = 100 * (a[("violation", "variable")] - a[("violation", "max")]).abs()
     return {"maximal_equals_variable": bool(len(a) > 0 and (acc <= 0.5).all() and (late <= 0.5).all()),
             "full_batch_share": 100 * full_batch_share(f11)}
+
+
+def _both_plotted(f11: pd.DataFrame, values) -> pd.DataFrame:
+    """``values`` per load (rows) and batching (columns), at the loads where both are plotted."""
+    both = f11.groupby("load_qps")["plotted"].all()
+    return f11.pivot_table(index="load_qps", columns="batching", values=values).loc[both[both].index]
 
 
 def full_batch_share(f11: pd.DataFrame) -> float:
@@ -745,8 +749,8 @@ def full_batch_share(f11: pd.DataFrame) -> float:
 
 
 def notes_fig11(f11: pd.DataFrame) -> dict:
-    a = f11.pivot_table(index="load_qps", columns="batching", values="accuracy")
-    d = (a["variable"] - a["max"]).dropna()
+    a = _both_plotted(f11, "accuracy")
+    d = a["variable"] - a["max"]
     v = f11[f11["batching"] == "variable"].set_index("load_qps")
     return {"maximal_equals_variable": f"variable − maximal: {d.min():+.2f} to {d.max():+.2f} points",
             "full_batch_share": f"per load {100 * v['full_batch'].min():.1f} to "
