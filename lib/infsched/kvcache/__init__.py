@@ -1,0 +1,9 @@
+"""Online LLM batching under a KV-cache memory limit (Jaillet et al.; ``llm-kv-cache-scheduling``).
+
+Modules:
+
+- ``model``: requests, memory, schedules, the feasibility check every algorithm is held to, and
+  the total end-to-end latency;
+- ``policies``: MC-SF (Algorithm 1) and MC-Benchmark (Algorithm 2) in rounds;
+- ``instances``: the synthetic arrival models of Fig. 2 and the instances of Thms 4.1 and 4.3.
+"""
