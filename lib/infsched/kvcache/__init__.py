@@ -5,5 +5,7 @@ Modules:
 - ``model``: requests, memory, schedules, the feasibility check every algorithm is held to, and
   the total end-to-end latency;
 - ``policies``: MC-SF (Algorithm 1) and MC-Benchmark (Algorithm 2) in rounds;
-- ``instances``: the synthetic arrival models of Fig. 2 and the instances of Thms 4.1 and 4.3.
+- ``instances``: the synthetic arrival models of Fig. 2 and the instances of Thms 4.1 and 4.3;
+- ``hindsight``: the integer program of Section 3 (sparse, windowed by MC-SF's schedule, HiGHS
+  with a time limit) and its LP relaxation.
 """
