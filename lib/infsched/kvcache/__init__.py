@@ -7,5 +7,9 @@ Modules:
 - ``policies``: MC-SF (Algorithm 1) and MC-Benchmark (Algorithm 2) in rounds;
 - ``instances``: the synthetic arrival models of Fig. 2 and the instances of Thms 4.1 and 4.3;
 - ``hindsight``: the integer program of Section 3 (sparse, windowed by MC-SF's schedule, HiGHS
-  with a time limit) and its LP relaxation.
+  with a time limit) and its LP relaxation;
+- ``workload``: the lognormal stand-in for the paper's LMSYS-Chat-1M sample;
+- ``timing``: the batch-time model standing in for Vidur (Llama2-70B on two A100s);
+- ``sim``: the continuous-time batch simulation with MC-SF, MC-Benchmark and the α-protection
+  baselines.
 """
