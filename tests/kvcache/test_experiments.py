@@ -1,0 +1,66 @@
+"""The experiment layer at smoke scale: every figure function runs, caches, and keeps the
+properties the paper claims where a small run can show them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from infsched.errors import ConfigError
+from infsched.kvcache import experiments as ex
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("INFSCHED_CACHE", str(tmp_path / "cache"))
+
+
+def test_fig2_smoke_is_certified_and_resumes(tmp_path):
+    f2 = ex.fig2("smoke", n_jobs=1, cache=tmp_path)
+    assert len(f2) == 2 * ex.SCALES["smoke"].fig2_trials and f2["certified"].all()
+    assert (f2["opt"] <= f2["tel_mcsf"]).all() and (f2["ratio"] >= 1 - 1e-9).all()
+    c = ex.claims_fig2(f2)
+    assert c["model1_certified"] == c["model2_certified"] == ex.SCALES["smoke"].fig2_trials
+    assert 1.0 <= c["model1_mean"] <= c["model1_max"]
+    again = ex.fig2("smoke", n_jobs=1, cache=tmp_path)           # from the cache
+    assert again["ratio"].tolist() == f2["ratio"].tolist()
+
+
+def test_calibration_hits_table_1():
+    k = ex.calibrate_kappa("smoke")
+    runs = [ex.run_point("mc-sf", 0.0, 0.0, 1000, 50.0, k, i)["mean_latency"] for i in range(2)]
+    assert 1.0 < k < 3.0 and np.mean(runs) == pytest.approx(ex.TABLE1_MCSF_S, rel=0.01)
+
+
+def test_table_1_ordering():
+    """Spec §7 check 10 at smoke size (3 runs, κ = 1.73): MC-SF lowest in every run, and
+    MC-Benchmark below every α variant on average."""
+    t1 = ex.tab1("smoke", kappa=1.73, n_jobs=1)
+    assert t1.attrs["mcsf_lowest_every_run"]
+    avg = t1.set_index("algorithm")["average"]
+    assert avg["MC-Benchmark"] < avg.drop(["MC-SF", "MC-Benchmark"]).min()
+
+
+def test_fig3_slopes_favour_mc_sf():
+    f3 = ex.fig3("smoke", kappa=1.73, n_jobs=1)
+    sl = ex.slopes(f3)
+    assert (sl.loc[sl["algorithm"] != "MC-SF", "ratio_to_mcsf"] > 1.0).all()
+
+
+def test_theorem_tables():
+    t41 = ex.theorem_41_table((100, 400))
+    assert (t41["ratio"] >= t41["sqrt_M_over_28"]).all()
+    t43 = ex.theorem_43_table()
+    assert (t43["ratio_to_lp"] <= 4).all() and (t43["tel_mcsf"] <= t43["b3_bound"] + 1e-9).all()
+
+
+def test_memory_trace_stays_below_M():
+    tr = ex.memory_trace("high", n=500, kappa=1.73)
+    assert tr["memory"].max() <= ex.M_LLAMA and tr["time_s"].is_monotonic_increasing
+
+
+def test_unknown_names():
+    with pytest.raises(ConfigError, match="scale = 'huge'"):
+        ex.fig2("huge")
+    with pytest.raises(ConfigError, match="demand = 'medium'"):
+        ex.memory_trace("medium", kappa=1.0)
