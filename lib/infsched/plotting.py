@@ -80,6 +80,7 @@ POLICY_COLORS: dict[str, PolicyStyle] = {
     "roundrobin": PolicyStyle(PALETTE[7], DASHED, "."),
     "mcsf": PolicyStyle(PALETTE[0], DASHED, "s"),
     "fcfs": PolicyStyle(PALETTE[3], DASHED, "x"),
+    "mcbenchmark": PolicyStyle(PALETTE[3], DASHED, "x"),
     "flex": PolicyStyle(PALETTE[0], DASHED, "s"),
     "clockwork": PolicyStyle(PALETTE[1], DASHED, "^"),
     "nexus": PolicyStyle(PALETTE[5], DASHED, "+"),

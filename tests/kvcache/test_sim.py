@@ -66,11 +66,11 @@ def test_mc_sf_is_fastest_on_table_1_setting():
 
 
 def test_overflow_clears_and_a_cycle_is_stopped():
-    """α = 0 admits two long requests that outgrow M together: both are cleared, re-admitted,
+    """α = 0.01 admits two long requests that outgrow M together: both are cleared, re-admitted,
     and cleared again, forever; the run stops and says so. α = 0.85 (3 of 20 tokens for new
     prompts) admits one at a time, and both finish."""
     a, s, o = np.zeros(2), np.ones(2, dtype=int), np.full(2, 15)
-    loop = simulate(a, s, o, 20, SimConfig("alpha", alpha=0.0, max_evictions_per_request=5), UNIT)
+    loop = simulate(a, s, o, 20, SimConfig("alpha", alpha=0.01, max_evictions_per_request=5), UNIT)
     assert not loop.terminated and loop.evictions > 10 and np.isnan(loop.mean_latency)
     safe = simulate(a, s, o, 20, SimConfig("alpha", alpha=0.85), UNIT)
     assert safe.terminated and safe.evictions == 0 and safe.peak_memory == 16
@@ -79,7 +79,7 @@ def test_overflow_clears_and_a_cycle_is_stopped():
 
 def test_beta_clearing_uses_its_own_generator():
     a, s, o = np.zeros(4), np.ones(4, dtype=int), np.full(4, 12)
-    cfg = SimConfig("alpha-beta", alpha=0.0, beta=0.5)
+    cfg = SimConfig("alpha-beta", alpha=0.01, beta=0.5)
     one = simulate(a, s, o, 30, cfg, UNIT, np.random.default_rng(1))
     two = simulate(a, s, o, 30, cfg, UNIT, np.random.default_rng(1))
     assert one.evictions > 0 and np.array_equal(one.latency, two.latency)
@@ -96,6 +96,8 @@ def test_batch_time_model():
 @pytest.mark.parametrize("make, match", [
     (lambda: SimConfig("lifo"), "policy = 'lifo'"),
     (lambda: SimConfig("alpha", alpha=1.0), "alpha = 1.0"),
+    (lambda: SimConfig("alpha", alpha=0.0), r"alpha = 0.0: must be a number in \(0, 1\)"),
+    (lambda: SimConfig("alpha-beta", alpha=0.1, beta=1.0), "beta = 1.0"),
     (lambda: SimConfig("alpha-beta", alpha=0.1, beta=0.0), "beta = 0.0"),
     (lambda: BatchTimeModel(kappa=0), "kappa = 0"),
     (lambda: simulate([0.0], [5], [20], 16, SimConfig()), r"prompt \+ output"),

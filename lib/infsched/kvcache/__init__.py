@@ -12,6 +12,7 @@ Modules:
 - ``timing``: the batch-time model standing in for Vidur (Llama2-70B on two A100s);
 - ``sim``: the continuous-time batch simulation with MC-SF, MC-Benchmark and the α-protection
   baselines;
-- ``experiments``: one function per figure/table (Figs. 2, 3, 5–11, Table 1, the theorems), with
-  the batch-time scale κ calibrated on Table 1's MC-SF value.
+- ``experiments``: one function per figure/table (Figs. 2, 3, 5–11, Table 1, the theorems),
+  registered in ``EXPERIMENTS``, with the batch-time scale κ calibrated on Table 1's MC-SF value
+  and a ``claims_*`` function per figure giving the numbers set beside the paper's.
 """

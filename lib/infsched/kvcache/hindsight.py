@@ -16,6 +16,9 @@ certified, and with what gap if not.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 import time
 from dataclasses import dataclass
 
@@ -108,6 +111,26 @@ def _ramps(lengths: np.ndarray) -> np.ndarray:
     return np.arange(total) - starts + 1
 
 
+@contextlib.contextmanager
+def _quiet_stdout():
+    """HiGHS's MIP solver prints some diagnostics from C whatever its log settings
+    ("HighsMipSolverData::transformNewIntegerFeasibleSolution ..."); they would flood a chapter's
+    build log, so file descriptor 1 points at /dev/null while it runs."""
+    try:
+        fd = sys.stdout.fileno() if hasattr(sys.stdout, "fileno") else 1
+    except (OSError, ValueError):                  # Jupyter's stream has no file descriptor
+        fd = 1
+    sys.stdout.flush()
+    saved = os.dup(fd)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), fd)
+            yield
+    finally:
+        os.dup2(saved, fd)
+        os.close(saved)
+
+
 def solve_hindsight(inst: Instance, *, time_limit: float = 20.0) -> HindsightResult:
     """The hindsight optimum by HiGHS, stopped after ``time_limit`` seconds.
 
@@ -122,9 +145,10 @@ def solve_hindsight(inst: Instance, *, time_limit: float = 20.0) -> HindsightRes
     model = build_model(inst, upper_starts)
     upper_tel = check_schedule(inst, upper_starts).tel
     try:
-        sol = solve_milp(model.cost, A_ub=model.A_mem, b_ub=np.full(model.horizon, float(inst.M)),
-                         A_eq=model.A_eq, b_eq=np.ones(inst.n), bounds=(0, 1), integrality=1,
-                         time_limit=float(time_limit), name="hindsight IP")
+        with _quiet_stdout():
+            sol = solve_milp(model.cost, A_ub=model.A_mem, b_ub=np.full(model.horizon, float(inst.M)),
+                             A_eq=model.A_eq, b_eq=np.ones(inst.n), bounds=(0, 1),
+                             integrality=1, time_limit=float(time_limit), name="hindsight IP")
     except RuntimeError:                              # the limit hit before any incumbent
         bound = lp_bound(inst, model)
         return HindsightResult(upper_tel, upper_starts, False, bound,

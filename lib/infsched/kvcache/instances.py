@@ -12,7 +12,7 @@ from infsched.errors import require
 from infsched.kvcache.model import Instance
 
 __all__ = ["arrival_model_1", "arrival_model_2", "theorem_41", "theorem_41_opt_bound",
-           "equal_lengths", "equal_lengths_bound"]
+           "equal_lengths", "equal_lengths_bound", "equal_lengths_dual"]
 
 
 def _rng(rng) -> np.random.Generator:
@@ -110,3 +110,23 @@ def equal_lengths_bound(n: int, s: int, o: int, M: int) -> tuple[float, float]:
     k, p = divmod(n, m)
     return (o * (m * k * (k + 1) / 2 + p * (k + 1)),
             o * (s + o) * n * n / M + 5 * o * n / 8)
+
+
+def equal_lengths_dual(n: int, s: int, o: int, M: int) -> tuple[float, float]:
+    """App. B.3's dual certificate for :func:`equal_lengths`: ``(D, closed_form)``.
+
+    With ``β = 2s + o + 1``, ``α' = 2(o − 1)(3s + 2o + 2) / (3β)``, ``ȳ = (βon/(2M) − α'/2)⁺``,
+    ``λ_1 = (2ȳ + α')/(βo)`` and ``λ_t = (λ_1 − 2(t − 1)/(βo))⁺``, the dual value
+    ``D = n·o + n·ȳ − M·Σ_t λ_t`` is a lower bound on OPT. The paper replaces ``M·Σ_t λ_t`` by
+    the area ``M·λ_1²·βo/4``; the sum exceeds the area by about ``M·λ_1/2``, so that closed form
+    (returned second) is *not* a valid lower bound (spec §1.4: 675 > OPT = 650 at
+    ``s = o = 1, M = 4, n = 50``).
+    """
+    beta = 2 * s + o + 1
+    alpha = 2 * (o - 1) * (3 * s + 2 * o + 2) / (3 * beta)
+    y = max(beta * o * n / (2 * M) - alpha / 2, 0.0)
+    lam1 = (2 * y + alpha) / (beta * o)
+    steps = int(math.floor(lam1 * beta * o / 2)) + 2          # λ_t is 0 from here on
+    lam = np.maximum(lam1 - 2 * np.arange(steps) / (beta * o), 0.0)
+    return (n * o + n * y - M * float(lam.sum()),
+            n * o + n * y - M * lam1 ** 2 * beta * o / 4)

@@ -56,11 +56,11 @@ class SimConfig:
     def __post_init__(self) -> None:
         one_of("policy", self.policy, POLICIES)
         if self.policy in ("alpha", "alpha-beta"):
-            require(isinstance(self.alpha, (int, float)) and 0 <= self.alpha < 1, "alpha",
-                    self.alpha, "must be a number in [0, 1) (the protected fraction of M)")
+            require(isinstance(self.alpha, (int, float)) and 0 < self.alpha < 1, "alpha",
+                    self.alpha, "must be a number in (0, 1) (the protected fraction of M)")
         if self.policy == "alpha-beta":
-            require(isinstance(self.beta, (int, float)) and 0 < self.beta <= 1, "beta", self.beta,
-                    "must be a number in (0, 1] (the clearing probability)")
+            require(isinstance(self.beta, (int, float)) and 0 < self.beta < 1, "beta", self.beta,
+                    "must be a number in (0, 1) (the clearing probability; 1 is 'alpha')")
         require(isinstance(self.max_evictions_per_request, int)
                 and self.max_evictions_per_request >= 1, "max_evictions_per_request",
                 self.max_evictions_per_request, "must be a positive integer")
@@ -80,7 +80,8 @@ class SimConfig:
 class SimResult:
     """``latency`` per request (s; NaN if the run stopped first), ``completion`` (s), the
     ``rounds`` run, ``evictions`` and ``stalls``, ``terminated``, and the memory after each
-    round (``memory``, tokens) with the clock at its end (``clock``, s)."""
+    round (``memory``, tokens) with the clock at its end (``clock``, s) and the number of
+    requests left waiting (``queued``)."""
 
     config: SimConfig
     latency: np.ndarray
@@ -91,6 +92,7 @@ class SimResult:
     terminated: bool
     memory: np.ndarray
     clock: np.ndarray
+    queued: np.ndarray
 
     @property
     def mean_latency(self) -> float:
@@ -145,6 +147,7 @@ def simulate(arrival, prompt, output, M: int, config: SimConfig,
     waiting: list[tuple[float, float, int]] = []
     mem_log: list[int] = []
     clock_log: list[float] = []
+    queue_log: list[int] = []
     nxt, done, r, clock = 0, 0, 0, 0.0
     evictions = stalls = 0
     max_evictions = config.max_evictions_per_request * n
@@ -197,6 +200,7 @@ def simulate(arrival, prompt, output, M: int, config: SimConfig,
             clock += timing.empty_batch_seconds
             mem_log.append(int(np.sum(s[active] + progress[active])))
             clock_log.append(clock)
+            queue_log.append(len(waiting))
             r += 1
             continue
         new = np.asarray(admitted, dtype=np.int64)
@@ -212,7 +216,9 @@ def simulate(arrival, prompt, output, M: int, config: SimConfig,
         done += finished.size
         mem_log.append(int(np.sum(s[active] + progress[active])))
         clock_log.append(clock)
+        queue_log.append(len(waiting))
         active = active[progress[active] < o[active]]
         r += 1
     return SimResult(config, completion - a, completion, r, evictions, stalls, terminated,
-                     np.asarray(mem_log, dtype=np.int64), np.asarray(clock_log))
+                     np.asarray(mem_log, dtype=np.int64), np.asarray(clock_log),
+                     np.asarray(queue_log, dtype=np.int64))

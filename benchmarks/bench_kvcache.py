@@ -1,0 +1,105 @@
+"""Speed of the KV-cache chapter: the batch simulator and the hindsight integer program.
+
+1. Simulated requests per second of the continuous-time batch simulator, per algorithm, at the
+   paper's high-demand setting (10,000 requests, λ = 50/s, M = 16,492), one core.
+2. The full Fig. 3 grid (10 sizes × 8 algorithms × 2 demands, one seed), one core, uncached.
+   Goal (issue 4): under one minute; the ratio printed is 60 s over our time.
+3. Hindsight IP solve time against instance size (Arrival Model 1, HiGHS, 20 s limit), with
+   the model's size and how many optima were certified. The paper used Gurobi and reports no
+   solve times, so there is no ratio to a paper number here.
+
+Prints tables and writes ``benchmarks/results/kvcache.json``.
+
+    python benchmarks/bench_kvcache.py
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+
+from infsched.kvcache import experiments as ex, hindsight, instances, workload
+from infsched.kvcache.sim import simulate
+from infsched.kvcache.timing import BatchTimeModel
+
+KAPPA = 1.64              # the default-scale calibration on Table 1 (the speed hardly depends on it)
+N_REQUESTS, RATE = 10_000, 50.0
+IP_SIZES, IP_TRIALS, IP_LIMIT = (4, 6, 8), 4, 20.0
+GRID_GOAL_S = 60.0
+RESULTS = Path(__file__).resolve().parent / "results" / "kvcache.json"
+
+
+def _timed(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t0
+
+
+def simulator_rates() -> list[dict]:
+    a, s, o = workload.poisson_requests(N_REQUESTS, RATE, np.random.default_rng(1))
+    rows = []
+    for cfg in ex.ALGORITHMS:
+        res, sec = _timed(lambda: simulate(a, s, o, ex.M_LLAMA, cfg, BatchTimeModel(kappa=KAPPA),
+                                           np.random.default_rng(2)))
+        rows.append({"algorithm": cfg.label, "seconds": sec, "requests_per_s": N_REQUESTS / sec,
+                     "rounds": res.rounds, "mean_latency_s": res.mean_latency})
+    return rows
+
+
+def fig3_grid() -> dict:
+    sizes = ex.SCALES["default"].fig3_sizes
+    t0 = time.perf_counter()
+    for cfg in ex.ALGORITHMS:
+        for n in sizes:
+            for rate in ex.DEMANDS.values():
+                ex.run_point(cfg.policy, cfg.alpha, cfg.beta, n, rate, KAPPA, 0)
+    sec = time.perf_counter() - t0
+    runs = len(ex.ALGORITHMS) * len(sizes) * len(ex.DEMANDS)
+    return {"runs": runs, "requests": int(sum(sizes)) * len(ex.ALGORITHMS) * len(ex.DEMANDS),
+            "seconds": sec, "goal_s": GRID_GOAL_S, "ratio_goal_over_ours": GRID_GOAL_S / sec}
+
+
+def ip_times() -> list[dict]:
+    rows = []
+    for n in IP_SIZES:
+        for k in range(IP_TRIALS):
+            inst = instances.arrival_model_1(np.random.default_rng(1000 * n + k), n_range=(n, n))
+            r = hindsight.solve_hindsight(inst, time_limit=IP_LIMIT)
+            rows.append({"n": n, "trial": k, "seconds": r.seconds, "n_vars": r.n_vars,
+                         "certified": r.certified})
+    return rows
+
+
+def main() -> dict:
+    sims = simulator_rates()
+    grid = fig3_grid()
+    ips = ip_times()
+    result = {"benchmark": "kvcache", "kappa": KAPPA, "python": platform.python_version(),
+              "machine": platform.machine(), "simulator": sims, "fig3_grid": grid, "ip": ips}
+
+    print(f"Batch simulator, {N_REQUESTS:,} requests at {RATE:g}/s, M = {ex.M_LLAMA}, one core")
+    print(f"{'algorithm':<14} {'seconds':>8} {'requests/s':>11} {'rounds':>7}")
+    for r in sims:
+        print(f"{r['algorithm']:<14} {r['seconds']:>8.2f} {r['requests_per_s']:>11,.0f} {r['rounds']:>7}")
+    print(f"\nFig. 3 grid: {grid['runs']} runs, {grid['requests']:,} requests, "
+          f"{grid['seconds']:.1f} s on one core (goal {GRID_GOAL_S:g} s: "
+          f"{grid['ratio_goal_over_ours']:.2f}x inside it)")
+    print(f"\nHindsight IP (Arrival Model 1, HiGHS, {IP_LIMIT:g} s limit)")
+    print(f"{'n':>3} {'median s':>9} {'max s':>7} {'variables':>10} {'certified':>10}")
+    for n in IP_SIZES:
+        d = [r for r in ips if r["n"] == n]
+        sec = [r["seconds"] for r in d]
+        print(f"{n:>3} {np.median(sec):>9.2f} {max(sec):>7.2f} "
+              f"{int(np.median([r['n_vars'] for r in d])):>10,} "
+              f"{sum(r['certified'] for r in d):>6}/{len(d)}")
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(result, indent=2))
+    return result
+
+
+if __name__ == "__main__":
+    main()
