@@ -109,3 +109,23 @@ def test_batch_time_model():
 def test_bad_arguments(make, match):
     with pytest.raises(ConfigError, match=match):
         make()
+
+
+@pytest.mark.parametrize("rate", [50.0, 10.0])
+def test_compiled_engine_equals_the_reference_loop(rate):
+    """The numba engine and the readable Python loop give the same run, round for round, for
+    every policy, including runs that clear, stall and loop until the eviction limit."""
+    from infsched.kvcache import workload
+
+    a, s, o = workload.poisson_requests(1500, rate, np.random.default_rng(7))
+    configs = CONFIGS + [SimConfig("alpha", alpha=0.02), SimConfig("alpha-beta", alpha=0.1, beta=0.5),
+                         SimConfig("alpha-beta", alpha=0.02, beta=0.01),
+                         SimConfig("alpha-beta", alpha=0.1, beta=0.1, max_rounds=500)]
+    for cfg in configs:
+        runs = [simulate(a, s, o, 16492, cfg, BatchTimeModel(kappa=1.6), np.random.default_rng(3),
+                         engine=e) for e in ("python", "numba")]
+        py, nb = runs
+        assert (py.rounds, py.evictions, py.stalls, py.terminated) == \
+            (nb.rounds, nb.evictions, nb.stalls, nb.terminated), cfg
+        for field in ("latency", "memory", "clock", "queued"):
+            assert np.array_equal(getattr(py, field), getattr(nb, field), equal_nan=True), (cfg, field)

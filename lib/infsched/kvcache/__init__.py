@@ -11,7 +11,7 @@ Modules:
 - ``workload``: the lognormal stand-in for the paper's LMSYS-Chat-1M sample;
 - ``timing``: the batch-time model standing in for Vidur (Llama2-70B on two A100s);
 - ``sim``: the continuous-time batch simulation with MC-SF, MC-Benchmark and the α-protection
-  baselines;
+  baselines (a readable reference loop), and ``engine``, the same loop compiled with numba;
 - ``experiments``: one function per figure/table (Figs. 2, 3, 5–11, Table 1, the theorems),
   registered in ``EXPERIMENTS``, with the batch-time scale κ calibrated on Table 1's MC-SF value
   and a ``claims_*`` function per figure giving the numbers set beside the paper's.

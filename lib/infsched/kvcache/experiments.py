@@ -118,7 +118,7 @@ def _code_version(fn) -> str:
     here = Path(__file__).resolve().parent
     digest = hashlib.sha256(inspect.getsource(fn).encode())
     for name in ("model.py", "policies.py", "instances.py", "hindsight.py", "workload.py",
-                 "timing.py", "sim.py"):
+                 "timing.py", "sim.py", "engine.py"):
         digest.update((here / name).read_bytes())
     digest.update((here.parent / "optim.py").read_bytes())
     return digest.hexdigest()[:16]
