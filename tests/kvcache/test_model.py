@@ -57,6 +57,7 @@ def test_check_names_the_first_problem():
 
 @pytest.mark.parametrize("kwargs, match", [
     (dict(arrival=[0, 1], prompt=[1], output=[1, 1], M=10), "arrival/prompt/output"),
+    (dict(arrival=[], prompt=[], output=[], M=10), "must hold at least one request"),
     (dict(arrival=[0, -1], prompt=[1, 1], output=[1, 1], M=10), r"arrival\[1\] = -1"),
     (dict(arrival=[0, 1], prompt=[1, 0], output=[1, 1], M=10), r"prompt\[1\] = 0"),
     (dict(arrival=[0, 1], prompt=[1, 1], output=[1.5, 1], M=10), "output"),

@@ -96,6 +96,9 @@ def test_batch_time_model():
 @pytest.mark.parametrize("make, match", [
     (lambda: SimConfig("lifo"), "policy = 'lifo'"),
     (lambda: SimConfig("alpha", alpha=1.0), "alpha = 1.0"),
+    (lambda: simulate([], [], [], 16, SimConfig()), "must hold at least one request"),
+    (lambda: simulate([0.0, 1.0], [2, 3], [4, 0], 16, SimConfig()), r"output\[1\] = 0: must be >= 1"),
+    (lambda: simulate([0.0, -1.0], [2, 3], [4, 1], 16, SimConfig()), r"arrival\[1\] = -1.0"),
     (lambda: SimConfig("alpha", alpha=0.0), r"alpha = 0.0: must be a number in \(0, 1\)"),
     (lambda: SimConfig("alpha-beta", alpha=0.1, beta=1.0), "beta = 1.0"),
     (lambda: SimConfig("alpha-beta", alpha=0.1, beta=0.0), "beta = 0.0"),

@@ -32,7 +32,7 @@ from infsched.kvcache.timing import BatchTimeModel
 from infsched.sweep import default_processes, point_seed, run_sweep
 
 __all__ = ["SCALES", "ALGORITHMS", "DEMANDS", "M_LLAMA", "PAPER_RANGES", "fig2", "claims_fig2",
-           "fig2_by_n", "calibrate_kappa", "run_algorithms", "fig3", "slopes", "claims_fig3", "tab1",
+           "fig2_by_n", "calibrate_kappa", "run_algorithms", "fig3", "fig3_means", "slopes", "claims_fig3", "tab1",
            "claims_tab1", "fig5", "claims_fig5", "memory_trace", "claims_memory", "alpha_beta_sweep",
            "sweep_summary", "claims_alpha", "claims_beta", "smallest_terminating_alpha",
            "theorem_41_table", "claims_theorem_41", "theorem_43_table", "claims_theorem_43",
@@ -67,6 +67,7 @@ class Scale:
     fig2_T: tuple[int, int]             # Model 2: T ~ U{..}
     fig2_time_limit: float              # seconds per hindsight IP
     fig3_sizes: tuple[int, ...]
+    fig3_runs: int                      # independent runs per Fig. 3 point, averaged
     runs: int                           # Table 1's independent runs (paper: 50)
     calibration_runs: int
     sweep_n: int
@@ -78,11 +79,12 @@ class Scale:
 
 SCALES: dict[str, Scale] = {
     "smoke": Scale(fig2_trials=6, fig2_n=(4, 6), fig2_T=(4, 5), fig2_time_limit=5.0,
-                   fig3_sizes=(1000, 2000), runs=3, calibration_runs=2, sweep_n=500,
+                   fig3_sizes=(1000, 2000), fig3_runs=1, runs=3, calibration_runs=2, sweep_n=500,
                    sweep_runs=1, alphas=(0.05, 0.1, 0.2), betas=(0.01, 0.1, 0.5),
                    alpha_search_n=1000),
     "default": Scale(fig2_trials=40, fig2_n=(4, 7), fig2_T=(4, 7), fig2_time_limit=20.0,
-                     fig3_sizes=tuple(range(1000, 10_001, 1000)), runs=50, calibration_runs=10,
+                     fig3_sizes=tuple(range(1000, 10_001, 1000)), fig3_runs=5, runs=50,
+                     calibration_runs=10,
                      sweep_n=1000, sweep_runs=5,
                      alphas=(0.02, 0.05, 0.08, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4),
                      betas=(0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5),
@@ -90,7 +92,8 @@ SCALES: dict[str, Scale] = {
     # Fig. 2 at the paper's sizes: 20 trials per model, not 200; each instance is a 0.3-0.8
     # million-binary program that takes HiGHS 1-6 minutes and 2-3 GB here
     "paper": Scale(fig2_trials=20, fig2_n=(40, 60), fig2_T=(40, 60), fig2_time_limit=60.0,
-                   fig3_sizes=tuple(range(1000, 10_001, 1000)), runs=50, calibration_runs=20,
+                   fig3_sizes=tuple(range(1000, 10_001, 1000)), fig3_runs=10, runs=50,
+                   calibration_runs=20,
                    sweep_n=1000, sweep_runs=10,
                    alphas=(0.02, 0.05, 0.08, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4),
                    betas=(0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5),
@@ -224,21 +227,21 @@ def calibrate_kappa(scale: str = "default", seed: int = 0, *, target_s: float = 
 
 def fig3(scale: str = "default", seed: int = 0, *, kappa: float, n_jobs: int | None = None,
          cache=None) -> pd.DataFrame:
-    """Fig. 3: mean end-to-end latency against the number of requests, high and low demand."""
+    """Fig. 3: mean end-to-end latency against the number of requests, high and low demand, one
+    row per run (the scale's ``fig3_runs`` independent runs per point)."""
     sc = get_scale(scale)
-    df = run_algorithms(ALGORITHMS, sc.fig3_sizes, DEMANDS.values(), [seed], kappa,
-                        n_jobs=n_jobs, cache=cache)
+    df = run_algorithms(ALGORITHMS, sc.fig3_sizes, DEMANDS.values(),
+                        range(seed, seed + sc.fig3_runs), kappa, n_jobs=n_jobs, cache=cache)
     df["demand"] = df["rate"].map({v: k for k, v in DEMANDS.items()})
     return df
 
 
 def slopes(f3: pd.DataFrame) -> pd.DataFrame:
-    """Least-squares slope of mean latency against n (s per request) per demand and algorithm,
-    and each algorithm's slope over MC-SF's."""
+    """Least-squares slope of mean latency (averaged over runs) against n (s per request) per
+    demand and algorithm, and each algorithm's slope over MC-SF's."""
     rows = []
-    for (demand, alg), g in f3.groupby(["demand", "algorithm"], sort=False):
-        ok = g[g["terminated"]]
-        slope = float(np.polyfit(ok["n"], ok["mean_latency"], 1)[0]) if len(ok) >= 2 else np.nan
+    for (demand, alg), g in _per_size(f3).groupby(["demand", "algorithm"], sort=False):
+        slope = float(np.polyfit(g["n"], g["mean_latency"], 1)[0]) if len(g) >= 2 else np.nan
         rows.append({"demand": demand, "algorithm": alg, "slope": slope})
     out = pd.DataFrame(rows)
     base = out[out["algorithm"] == "MC-SF"].set_index("demand")["slope"]
@@ -258,13 +261,26 @@ def claims_fig3(f3: pd.DataFrame) -> dict:
         out[f"slope_mcsf_{d}"] = float(s["MC-SF"])
         out[f"slope_best_{d}"] = best
         out[f"slope_ratio_{d}"] = best / float(s["MC-SF"])
+    means = _per_size(f3)
     r2 = []
-    for _, g in f3[(f3["demand"] == "high") & f3["terminated"]].groupby("algorithm"):
+    for _, g in means[means["demand"] == "high"].groupby("algorithm"):
         r2.append(float(np.corrcoef(g["n"], g["mean_latency"])[0, 1] ** 2) if len(g) > 2 else 1.0)
     out["linear_high"] = bool(min(r2) >= 0.99)
-    piv = f3.pivot_table(index=["demand", "n"], columns="algorithm", values="mean_latency")
+    piv = f3.pivot_table(index=["demand", "n", "seed"], columns="algorithm", values="mean_latency")
     out["mcsf_lowest_everywhere"] = bool((piv.fillna(np.inf).idxmin(axis=1) == "MC-SF").all())
     return out
+
+
+def fig3_means(f3: pd.DataFrame) -> pd.DataFrame:
+    """What Fig. 3 plots: mean latency per (demand, algorithm, n) over the runs that finished."""
+    return _per_size(f3)
+
+
+def _per_size(f3: pd.DataFrame) -> pd.DataFrame:
+    """Mean latency per (demand, algorithm, n) over the runs that finished."""
+    ok = f3[f3["terminated"]]
+    return (ok.groupby(["demand", "algorithm", "n"], sort=False)["mean_latency"].mean()
+            .reset_index())
 
 
 def tab1(scale: str = "default", seed: int = 0, *, kappa: float, n: int = 1000,

@@ -57,6 +57,7 @@ class Instance:
         o = _int_array("output", self.output, minimum=1)
         require(a.size == s.size == o.size, "arrival/prompt/output", (a.size, s.size, o.size),
                 "must have the same length n")
+        require(a.size >= 1, "arrival/prompt/output", "[]", "must hold at least one request")
         require(isinstance(self.M, (int, np.integer)) and not isinstance(self.M, bool)
                 and self.M >= 2, "M", self.M, "must be an integer >= 2 (tokens)")
         too_big = np.flatnonzero(s + o > self.M)

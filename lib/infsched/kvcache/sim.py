@@ -115,10 +115,13 @@ def _check_requests(arrival, prompt, output, M):
     o = np.asarray(output, dtype=np.int64)
     require(a.ndim == 1 and a.shape == s.shape == o.shape, "arrival/prompt/output",
             (a.shape, s.shape, o.shape), "must be 1-D arrays of the same length")
-    require(bool(np.all(np.isfinite(a))) and bool(np.all(a >= 0)), "arrival", "...",
-            "must be finite times >= 0 (seconds)")
-    require(bool(np.all(s >= 1)) and bool(np.all(o >= 1)), "prompt/output", "...",
-            "must be >= 1 token")
+    require(a.size >= 1, "arrival/prompt/output", "[]", "must hold at least one request")
+    for name, x, ok, what in (("arrival", a, np.isfinite(a) & (a >= 0), "a finite time >= 0 (s)"),
+                              ("prompt", s, s >= 1, ">= 1 token"),
+                              ("output", o, o >= 1, ">= 1 token")):
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            require(False, f"{name}[{i}]", x[i].item(), f"must be {what}")
     require(isinstance(M, (int, np.integer)) and M >= 2, "M", M, "must be an integer >= 2")
     big = np.flatnonzero(s + o > M)
     require(big.size == 0, "prompt + output", f"{int((s + o)[big[0]])} at request {int(big[0])}"
