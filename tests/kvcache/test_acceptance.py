@@ -156,3 +156,11 @@ def test_smallest_terminating_alpha_is_a_threshold():
 def test_chapter_parameters_are_checked(kw, match):
     with pytest.raises(ConfigError, match=match):
         ex.check_parameters(**kw)
+
+
+def test_uncalibrated_batch_times_leave_low_demand_underloaded(kappa):
+    """Spec §4 (Fig. 3): with κ = 1 the low-demand server is under-loaded and MC-Benchmark is
+    within a few percent of MC-SF; with κ calibrated on Table 1 it is several times slower."""
+    ks = ex.kappa_sensitivity([1.0, kappa], runs=3)
+    low = ks[ks["setting"].str.contains("low")].set_index("kappa")["mc_benchmark_over_mcsf"]
+    assert low[1.0] < 1.1 and low[kappa] > 3.0

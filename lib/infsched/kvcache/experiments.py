@@ -32,7 +32,7 @@ from infsched.kvcache.timing import BatchTimeModel
 from infsched.sweep import default_processes, point_seed, run_sweep
 
 __all__ = ["SCALES", "ALGORITHMS", "DEMANDS", "M_LLAMA", "PAPER_RANGES", "fig2", "claims_fig2",
-           "fig2_by_n", "calibrate_kappa", "run_algorithms", "fig3", "fig3_means", "slopes", "claims_fig3", "tab1",
+           "fig2_by_n", "calibrate_kappa", "kappa_sensitivity", "run_algorithms", "fig3", "fig3_means", "slopes", "claims_fig3", "tab1",
            "claims_tab1", "fig5", "claims_fig5", "memory_trace", "claims_memory", "alpha_beta_sweep",
            "sweep_summary", "claims_alpha", "claims_beta", "smallest_terminating_alpha",
            "theorem_41_table", "claims_theorem_41", "theorem_43_table", "claims_theorem_43",
@@ -223,6 +223,23 @@ def calibrate_kappa(scale: str = "default", seed: int = 0, *, target_s: float = 
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if mean(mid) < target_s else (lo, mid)
     return round(0.5 * (lo + hi), 4)
+
+
+def kappa_sensitivity(kappas, runs: int = 10, seed: int = 0) -> pd.DataFrame:
+    """How much the batch-time scale κ moves the comparisons: at each κ, the mean latency of
+    MC-SF and MC-Benchmark's over it, at Table 1's setting (1000 requests at 50/s) and at the
+    low-demand end of Fig. 3 (10,000 requests at 10/s), over ``runs`` runs."""
+    rows = []
+    for k in kappas:
+        for n, demand in ((1000, "high"), (TRACE_N, "low")):
+            lat = {alg: [run_point(alg, 0.0, 0.0, n, DEMANDS[demand], float(k), seed + i)
+                         ["mean_latency"] for i in range(runs)]
+                   for alg in ("mc-sf", "mc-benchmark")}
+            rows.append({"kappa": float(k), "setting": f"n = {n:,}, {demand} demand",
+                         "mcsf_mean_s": float(np.mean(lat["mc-sf"])),
+                         "mc_benchmark_over_mcsf": float(np.mean(lat["mc-benchmark"])
+                                                         / np.mean(lat["mc-sf"]))})
+    return pd.DataFrame(rows)
 
 
 def fig3(scale: str = "default", seed: int = 0, *, kappa: float, n_jobs: int | None = None,
