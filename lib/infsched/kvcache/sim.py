@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from infsched.errors import one_of, require
+from infsched.errors import config_error, one_of, require
 from infsched.kvcache import engine as _engine
 from infsched.kvcache.policies import MemoryLedger
 from infsched.kvcache.timing import BatchTimeModel
@@ -121,7 +121,7 @@ def _check_requests(arrival, prompt, output, M):
                               ("output", o, o >= 1, ">= 1 token")):
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
-            require(False, f"{name}[{i}]", x[i].item(), f"must be {what}")
+            raise config_error(f"{name}[{i}]", x[i].item(), f"must be {what}")
     require(isinstance(M, (int, np.integer)) and M >= 2, "M", M, "must be an integer >= 2")
     big = np.flatnonzero(s + o > M)
     require(big.size == 0, "prompt + output", f"{int((s + o)[big[0]])} at request {int(big[0])}"
