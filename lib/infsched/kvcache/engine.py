@@ -20,16 +20,8 @@ POLICY_CODES = {"mc-sf": 0, "mc-benchmark": 1, "alpha": 2, "alpha-beta": 3}
 
 
 @njit(cache=True)
-def _grow_int(x, need):
-    if need < x.size:
-        return x
-    y = np.zeros(max(2 * x.size, need + 1), dtype=x.dtype)
-    y[: x.size] = x
-    return y
-
-
-@njit(cache=True)
-def _grow_float(x, need):
+def _grow(x, need):
+    """``x`` itself if index ``need`` fits, else a copy at least twice as long (zero-filled)."""
     if need < x.size:
         return x
     y = np.zeros(max(2 * x.size, need + 1), dtype=x.dtype)
@@ -84,7 +76,7 @@ def run(order, a, s, o, M, policy, alpha, beta, max_evictions, max_rounds,
             while len(heap) > 0:
                 i = heap[0][2]
                 si, oi = s[i], o[i]
-                ledger = _grow_int(ledger, r + oi + 1)
+                ledger = _grow(ledger, r + oi + 1)
                 fits = True
                 for j in range(1, oi + 1):
                     if ledger[r + j] + si + j > M:
@@ -129,9 +121,9 @@ def run(order, a, s, o, M, policy, alpha, beta, max_evictions, max_rounds,
                 need += s[i] + 1
                 new[n_new] = i
                 n_new += 1
-        mem_log = _grow_int(mem_log, r)
-        clock_log = _grow_float(clock_log, r)
-        queue_log = _grow_int(queue_log, r)
+        mem_log = _grow(mem_log, r)
+        clock_log = _grow(clock_log, r)
+        queue_log = _grow(queue_log, r)
         if stalled:
             stalls += 1
             clock += empty_s
