@@ -32,7 +32,8 @@ from infsched.kvcache.timing import BatchTimeModel
 from infsched.sweep import default_processes, point_seed, run_sweep
 
 __all__ = ["SCALES", "ALGORITHMS", "DEMANDS", "M_LLAMA", "PAPER_RANGES", "fig2", "claims_fig2",
-           "fig2_by_n", "calibrate_kappa", "kappa_sensitivity", "run_algorithms", "fig3", "fig3_means", "slopes", "claims_fig3", "tab1",
+           "fig2_by_n", "calibrate_kappa", "kappa_sensitivity", "run_algorithms", "fig3",
+           "fig3_means", "slopes", "claims_fig3", "tab1",
            "claims_tab1", "fig5", "claims_fig5", "memory_trace", "claims_memory", "alpha_beta_sweep",
            "sweep_summary", "claims_alpha", "claims_beta", "smallest_terminating_alpha",
            "theorem_41_table", "claims_theorem_41", "theorem_43_table", "claims_theorem_43",
@@ -257,7 +258,7 @@ def slopes(f3: pd.DataFrame) -> pd.DataFrame:
     """Least-squares slope of mean latency (averaged over runs) against n (s per request) per
     demand and algorithm, and each algorithm's slope over MC-SF's."""
     rows = []
-    for (demand, alg), g in _per_size(f3).groupby(["demand", "algorithm"], sort=False):
+    for (demand, alg), g in fig3_means(f3).groupby(["demand", "algorithm"], sort=False):
         slope = float(np.polyfit(g["n"], g["mean_latency"], 1)[0]) if len(g) >= 2 else np.nan
         rows.append({"demand": demand, "algorithm": alg, "slope": slope})
     out = pd.DataFrame(rows)
@@ -278,7 +279,7 @@ def claims_fig3(f3: pd.DataFrame) -> dict:
         out[f"slope_mcsf_{d}"] = float(s["MC-SF"])
         out[f"slope_best_{d}"] = best
         out[f"slope_ratio_{d}"] = best / float(s["MC-SF"])
-    means = _per_size(f3)
+    means = fig3_means(f3)
     r2 = []
     for _, g in means[means["demand"] == "high"].groupby("algorithm"):
         r2.append(float(np.corrcoef(g["n"], g["mean_latency"])[0, 1] ** 2) if len(g) > 2 else 1.0)
@@ -290,11 +291,6 @@ def claims_fig3(f3: pd.DataFrame) -> dict:
 
 def fig3_means(f3: pd.DataFrame) -> pd.DataFrame:
     """What Fig. 3 plots: mean latency per (demand, algorithm, n) over the runs that finished."""
-    return _per_size(f3)
-
-
-def _per_size(f3: pd.DataFrame) -> pd.DataFrame:
-    """Mean latency per (demand, algorithm, n) over the runs that finished."""
     ok = f3[f3["terminated"]]
     return (ok.groupby(["demand", "algorithm", "n"], sort=False)["mean_latency"].mean()
             .reset_index())

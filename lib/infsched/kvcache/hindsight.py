@@ -116,10 +116,7 @@ def _quiet_stdout():
     """HiGHS's MIP solver prints some diagnostics from C whatever its log settings
     ("HighsMipSolverData::transformNewIntegerFeasibleSolution ..."); they would flood a chapter's
     build log, so file descriptor 1 points at /dev/null while it runs."""
-    try:
-        fd = sys.stdout.fileno() if hasattr(sys.stdout, "fileno") else 1
-    except (OSError, ValueError):                  # Jupyter's stream has no file descriptor
-        fd = 1
+    fd = 1
     sys.stdout.flush()
     saved = os.dup(fd)
     try:

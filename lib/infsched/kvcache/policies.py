@@ -70,8 +70,6 @@ def schedule_rounds(inst: Instance, order: str = "shortest") -> np.ndarray:
     one_of("order", order, ORDERS)
     n = inst.n
     starts = np.full(n, -1, dtype=np.int64)
-    if n == 0:
-        return starts
     a, s, o = inst.arrival, inst.prompt, inst.output
     by_arrival = np.lexsort((np.arange(n), a))
     key = o if order == "shortest" else a
