@@ -84,6 +84,13 @@ POLICY_COLORS: dict[str, PolicyStyle] = {
     "flex": PolicyStyle(PALETTE[0], DASHED, "s"),
     "clockwork": PolicyStyle(PALETTE[1], DASHED, "^"),
     "nexus": PolicyStyle(PALETTE[5], DASHED, "+"),
+    # KAIROS chapter: the Oracle is a bound-like reference; the three state-of-the-art schemes
+    "orcl": PolicyStyle("#000000", SOLID, ""),
+    "kairosplus": PolicyStyle(PALETTE[0], DASHDOT, "s"),
+    "ribbon": PolicyStyle(PALETTE[3], DASHED, "x"),
+    "drs": PolicyStyle(PALETTE[5], DASHED, "+"),
+    "clkwrk": PolicyStyle(PALETTE[1], DASHED, "^"),
+    "homogeneous": PolicyStyle(PALETTE[7], DOTTED, "."),
 }
 
 

@@ -1,10 +1,9 @@
 """One function per figure/table of KAIROS (HPDC'23), each returning a DataFrame, with a
 ``claims_*`` function beside it giving the numbers set beside the paper's.
 
-The exhaustive tables (every configuration of the $2.5/h budget under KAIROS, Ribbon's FCFS and
-CLKWRK, plus the Oracle, for the five models; DRS on the 15 highest upper bounds and the
-homogeneous and Fig. 1 configurations) are this library's own simulation output. They take a
-quarter of an hour on two cores, so :func:`build_tables` computes them once into
+The exhaustive tables (every configuration of the $2.5/h budget under KAIROS, Ribbon's FCFS,
+CLKWRK and DRS, plus the Oracle, for the five models) are this library's own simulation output.
+They take about a minute on two cores, so :func:`build_tables` computes them once into
 ``data/kairos/`` and :func:`exhaustive` reads them; the `paper` scale recomputes them (cached per
 configuration under ``$INFSCHED_CACHE``, so an interrupted build resumes), and
 :func:`live_check` recomputes a subset at every scale and compares it with the stored table.
@@ -19,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -40,16 +39,14 @@ __all__ = ["SCALES", "POLICIES", "get_scale", "check_parameters", "table3", "tab
            "exhaustive", "live_check", "fig1", "claims_fig1", "fig2", "claims_fig2", "fig3",
            "claims_fig3", "fig5", "claims_fig5", "claims_ub", "fig8", "claims_fig8", "fig9",
            "fig9_alternatives", "claims_fig9", "fig10", "claims_fig10", "fig11", "claims_fig11",
-           "fig13", "claims_fig13", "fig14", "claims_fig14", "robustness", "claims_robustness",
-           "matching_overhead", "ub_ranking_time", "EXPERIMENTS", "run_experiment"]
+           "fig12", "claims_fig12", "fig13", "claims_fig13", "fig14", "claims_fig14", "robustness", "claims_robustness",
+           "matching_overhead", "ub_ranking_time", "your_setting", "EXPERIMENTS", "run_experiment"]
 
 SCALE_NAMES = ("smoke", "default", "paper")
-#: the policies of the exhaustive tables (DRS, ten times dearer, is computed where needed)
+#: the policies of the exhaustive tables with one bisection each (DRS adds one per threshold)
 POLICIES = ("kairos", "fcfs", "clkwrk")
 #: Fig. 1's configurations over (g4dn, c5n, r5n): the homogeneous (4,0,0) and three mixes
 FIG1_CONFIGS = ((4, 0, 0, 0), (3, 1, 3, 0), (2, 0, 9, 0), (1, 4, 2, 0))
-#: the configurations DRS is computed on: the 15 highest upper bounds plus these
-DRS_TOP = 15
 TABLE_DIR = "kairos"
 
 
@@ -80,7 +77,7 @@ SCALES: dict[str, Scale] = {
                    robust_models=("rm2",)),
     "default": Scale(n_queries=2000, live_top=20, live_models=MODELS, search_seeds=50, sa_runs=10,
                      robust_models=MODELS),
-    "paper": Scale(n_queries=2000, live_top=20, live_models=MODELS, search_seeds=50, sa_runs=10,
+    "paper": Scale(n_queries=20_000, live_top=20, live_models=MODELS, search_seeds=50, sa_runs=10,
                    robust_models=MODELS, recompute=True),
 }
 
@@ -179,14 +176,6 @@ def picks(budget: float = 2.5, source: str = "artifact", qos_scale: float = 1.0,
 
 # ------------------------------------------------------------------ exhaustive tables
 
-def _ub_of(model: str, x, budget: float = 2.5, qos_scale: float = 1.0,
-           dist: BatchDist = LOGNORMAL_MIX) -> float:
-    """Eq. 15 under the derived profile when the setting is not the artifact's, else the
-    artifact's; the bisection searches (0, 1.15 ub]."""
-    return float(bound.upper_bound(profile(model, "artifact", qos_scale, dist),
-                                   np.asarray(x)[None]).value[0])
-
-
 def _bisection_ub(model: str, x, qos_scale: float = 1.0, dist: BatchDist = LOGNORMAL_MIX) -> float:
     """The bisection's upper end: the larger of Eq. 15 (artifact and derived profiles) and the
     fluid LP, so a configuration that beats one bound is still bracketed."""
@@ -231,37 +220,27 @@ def _grid(model: str, X, **fixed) -> list[dict]:
             for x in X]
 
 
-def _drs_configs(t: pd.DataFrame, budget: float = 2.5) -> np.ndarray:
-    """The DRS set: the 15 highest upper bounds, the homogeneous and Fig. 1's configurations,
-    and the Oracle's best (the configuration Fig. 9 gives DRS)."""
-    extra = [homogeneous(budget)[0], *FIG1_CONFIGS]
-    if "orcl" in t:
-        extra.append(_configs(t)[int(np.argmax(t["orcl"].to_numpy()))])
-    X = np.vstack([_configs(t.nsmallest(DRS_TOP, "ub_rank")), np.asarray(extra)])
-    return np.unique(X, axis=0)
-
-
 def compute_table(model: str, n_queries: int = 2000, seed: int = 0, *, n_jobs: int | None = None,
                   progress: bool = False, service: str = "mean", qos_scale: float = 1.0,
-                  dist: str = "lognormal-mix") -> pd.DataFrame:
-    """The exhaustive table of ``model`` at $2.5/h: every configuration's bound, KAIROS / FCFS /
-    CLKWRK throughput and ORCL, and DRS on :func:`_drs_configs`. Cached per configuration."""
+                  dist: str = "lognormal-mix", cache: bool = True) -> pd.DataFrame:
+    """The exhaustive table of ``model`` at $2.5/h: every configuration's bound, its throughput
+    under KAIROS, FCFS, CLKWRK and DRS (on its best threshold), and ORCL's. Cached per
+    configuration (``cache=False``: not), so an interrupted build resumes."""
     check_model(model)
     bd = BatchDist(dist)
     t = ub_table(model, 2.5, "artifact" if (qos_scale, dist) == (1.0, "lognormal-mix")
                  else "derived", qos_scale, bd)
     fixed = dict(n_queries=n_queries, seed=seed, service=service, qos_scale=qos_scale, dist=dist)
     jobs = default_processes(n_jobs)
+    where = None if cache else False
     rows = run_sweep(table_point, _grid(model, _configs(t), **fixed), n_jobs=jobs,
-                     progress=progress, version=_code_version(table_point))
+                     progress=progress, version=_code_version(table_point), cache_dir=where)
     for c in (*POLICIES, "orcl", *(f"{p}_hi" for p in POLICIES)):
         t[c] = rows[c].to_numpy()
-    D = _drs_configs(t)
-    drs = run_sweep(drs_point, _grid(model, D, **fixed), n_jobs=jobs, progress=progress,
-                    version=_code_version(drs_point))
-    key = dict(zip((config_label(x) for x in D), zip(drs["drs"], drs["drs_theta"])))
-    t["drs"] = [key.get(c, (np.nan, np.nan))[0] for c in t["config"]]
-    t["drs_theta"] = [key.get(c, (np.nan, np.nan))[1] for c in t["config"]]
+    drs = run_sweep(drs_point, _grid(model, _configs(t), **fixed), n_jobs=jobs,
+                    progress=progress, version=_code_version(drs_point), cache_dir=where)
+    t["drs"] = drs["drs"].to_numpy()
+    t["drs_theta"] = drs["drs_theta"].to_numpy()
     return t
 
 
@@ -411,7 +390,8 @@ def fig3(t: pd.DataFrame) -> pd.DataFrame:
     homogeneous configuration under FCFS."""
     homo = _homo_scaled(t, "fcfs")
     best = t.loc[t["kairos"].idxmax(), "config"]
-    labels = [config_label(x) for x in FIG1_CONFIGS[1:]] + [best]
+    labels = [config_label(x) for x in FIG1_CONFIGS[1:] if cost(np.asarray(x)) <= 2.5 + 1e-9]
+    labels.append(best)
     rows = []
     for label in dict.fromkeys(labels):
         r = t[t["config"] == label].iloc[0]
@@ -574,7 +554,7 @@ def claims_fig9(f9: pd.DataFrame) -> dict:
     w = f9.pivot(index="model", columns="scheme", values="throughput")
     over_ribbon = w["KAIROS"] / w["Ribbon"]
     over_dc = w["KAIROS"] / w[["DRS", "CLKWRK"]].max(axis=1)
-    over_any = w["KAIROS"] / w[["Ribbon", "DRS", "CLKWRK"]]
+    over_any = w[["Ribbon", "DRS", "CLKWRK"]].rdiv(w["KAIROS"], axis=0)
     return {"kairos_over_ribbon_min": float(over_ribbon.min()),
             "kairos_over_ribbon_max": float(over_ribbon.max()),
             "kairos_over_drs_clk_max": float(over_dc.max()),
@@ -588,11 +568,11 @@ def claims_fig9(f9: pd.DataFrame) -> dict:
 def fig10(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Fig. 10: online evaluations Algorithm 1 (UB order, UB and sub-configuration pruning)
     needs with each scheme's throughput as ``f``; ``found`` says whether it evaluated that
-    scheme's true optimum (pruning assumes throughput grows with instances, which FCFS breaks).
-    DRS is only known on a subset of the space, so it is not searched here."""
+    scheme's true optimum (pruning assumes throughput grows with instances, which FCFS breaks)."""
     rows = []
     for m, t in tables.items():
-        for col, name in (("kairos", "KAIROS+"), ("fcfs", "Ribbon"), ("clkwrk", "CLKWRK")):
+        for col, name in (("kairos", "KAIROS+"), ("fcfs", "Ribbon"), ("drs", "DRS"),
+                          ("clkwrk", "CLKWRK")):
             r = _kairos_plus(t, col)
             rows.append({"model": m, "scheme": name, "evaluations": r.evaluations,
                          "share_pct": 100 * r.evaluations / len(t), "found": bool(r.found),
@@ -606,7 +586,7 @@ def claims_fig10(f10: pd.DataFrame) -> dict:
     w = f10.pivot(index="model", columns="scheme", values="share_pct")
     return {"kairos_plus_below_1pct": bool((w["KAIROS+"] < 1).all()),
             "ribbon_5_to_30pct": bool(w["Ribbon"].between(5, 30).all()),
-            "kairos_plus_fewest": bool((w["KAIROS+"] < w[["Ribbon", "CLKWRK"]].min(axis=1)).all())}
+            "kairos_plus_fewest": bool((w["KAIROS+"] < w[["Ribbon", "DRS", "CLKWRK"]].min(axis=1)).all())}
 
 
 SEARCHERS: dict[str, Callable] = {"RAND": search.random_search, "GENE": search.genetic_search,
@@ -694,7 +674,10 @@ ROBUST_VARIANTS = {
     "qos_120": dict(qos_scale=1.2),
     "gauss_batches": dict(dist="gauss"),
     "latency_noise": dict(service="gauss"),
+    "empirical_service": dict(service="empirical"),   # sensitivity, not a paper figure
 }
+#: the variants Figs. 15-16 show (the rest are our sensitivity checks)
+PAPER_VARIANTS = ("budget_10", "qos_120", "gauss_batches", "latency_noise")
 
 
 def robust_point(model: str, variant: str, which: str, n_queries: int, seed: int) -> dict:
@@ -718,7 +701,8 @@ def robust_point(model: str, variant: str, which: str, n_queries: int, seed: int
 
 def robustness(scale: str = "default", seed: int = 0, *, n_jobs: int | None = None) -> pd.DataFrame:
     """Figs. 15-16: KAIROS's pick against the budget-scaled homogeneous configuration under a
-    $10/h budget, QoS targets 20 % higher, Gaussian batch sizes and 5 % latency noise."""
+    $10/h budget, QoS targets 20 % higher, Gaussian batch sizes and 5 % latency noise; and,
+    as a sensitivity check, service times drawn from the artifact's 99 samples."""
     sc = get_scale(scale)
     grid = [dict(model=m, variant=v, which=w, n_queries=sc.n_queries, seed=seed)
             for m in sc.robust_models for v in ROBUST_VARIANTS for w in ("pick", "homogeneous")]
@@ -735,7 +719,7 @@ def robustness(scale: str = "default", seed: int = 0, *, n_jobs: int | None = No
 
 def claims_robustness(rb: pd.DataFrame) -> dict:
     ok = rb.groupby("variant")["ratio"].min() >= 1.15
-    return {v: bool(ok.get(v, False)) for v in ROBUST_VARIANTS}
+    return {v: bool(ok.get(v, False)) for v in PAPER_VARIANTS}
 
 
 # ------------------------------------------------------------------ overhead
@@ -788,10 +772,14 @@ EXPERIMENTS: dict[str, Callable] = {
     "fig10": _with_tables(fig10),
     "fig11": lambda scale="default", seed=0: fig11(_tables(scale, seed),
                                                    get_scale(scale).search_seeds),
+    "fig12": lambda scale="default", seed=0: fig12(exhaustive("rm2", scale, seed, variant="_gauss"),
+                                                   get_scale(scale).search_seeds),
     "fig13": _with_tables(fig13, picks),
     "fig14": lambda scale="default", seed=0: fig14(exhaustive("rm2", scale, seed)),
     "robustness": robustness,
     "live_check": live_check,
+    "your_setting": lambda scale="default", seed=0, model="rm2", budget=2.5, service="mean":
+        your_setting(model, budget, service, scale, seed)["summary"],
 }
 
 
@@ -799,3 +787,84 @@ def run_experiment(name: str, scale: str = "default", seed: int = 0, **params):
     """Run one experiment of :data:`EXPERIMENTS` by name."""
     one_of("experiment", name, tuple(EXPERIMENTS))
     return EXPERIMENTS[name](scale=scale, seed=seed, **params)
+
+
+# ------------------------------------------------------------------ Fig. 12: a change of batch mix
+
+def fig12(t: pd.DataFrame, seeds: int = 50, evaluations: int = 20) -> pd.DataFrame:
+    """Fig. 12 (RM2): the batch sizes switch from the lognormal mix to a Gaussian. KAIROS re-ranks
+    the bound for the new mix and deploys its pick at once; KAIROS+ runs Algorithm 1; Ribbon,
+    DRS and CLKWRK search with Bayesian optimisation (the paper's Ribbon does; for DRS and
+    CLKWRK the search is our assumption). Per scheme and evaluation, the best throughput found so
+    far (what the service runs), over ``seeds`` seeds; ``t`` is RM2's table under the new mix."""
+    X = _configs(t)
+    pk = picks(source="derived", dist=BatchDist("gauss"), models=("rm2",))["pick"].iloc[0]
+    k = float(t.loc[t["config"] == pk, "kairos"].iloc[0])
+    rows = [{"scheme": "KAIROS", "seed": 0, "evaluation": e, "value": k, "best_so_far": k}
+            for e in range(evaluations + 1)]
+
+    def trace(name, seed, values):
+        best = 0.0
+        for e in range(1, evaluations + 1):
+            v = values[e - 1] if e <= len(values) else np.nan
+            best = max(best, v) if np.isfinite(v) else best
+            rows.append({"scheme": name, "seed": seed, "evaluation": e, "value": v,
+                         "best_so_far": best})
+
+    trace("KAIROS+", 0, _kairos_plus(t).values)
+    for col, name in (("fcfs", "Ribbon"), ("drs", "DRS"), ("clkwrk", "CLKWRK")):
+        obj = search.Objective(t[col].to_numpy(float), X)
+        for s in range(seeds):
+            trace(name, s, search.bayes_opt_search(X, obj, seed=s).values)
+    df = pd.DataFrame(rows)
+    df.attrs["pick"] = pk
+    return df
+
+
+def claims_fig12(f12: pd.DataFrame, t: pd.DataFrame) -> dict:
+    k = f12.loc[f12["scheme"] == "KAIROS", "value"].iloc[0]
+    mean = f12.groupby("scheme")["best_so_far"].mean()
+    clk = f12[f12["scheme"] == "CLKWRK"]
+    reach = clk[clk["best_so_far"] >= k].groupby("seed")["evaluation"].min()
+    reach = reach.reindex(clk["seed"].unique(), fill_value=f12["evaluation"].max() + 1)
+    kp = _kairos_plus(t)
+    return {"kairos_over_ribbon": float(k / mean["Ribbon"]), "kairos_over_drs": float(k / mean["DRS"]),
+            "clk_evals_to_match": float(reach.median()),
+            "kairos_plus_evals": float(kp.evaluations),
+            "within_15pct_orcl": bool(min(k, kp.best_value) / t["orcl"].max() >= 0.85)}
+
+
+# ------------------------------------------------------------------ the reader's own setting
+
+def your_setting(model: str, budget: float = 2.5, service: str = "mean", scale: str = "default",
+                 seed: int = 0, top: int | None = None) -> dict:
+    """KAIROS end to end for one model and budget, simulated live: the bound over every
+    configuration the budget allows, the one-shot pick, KAIROS+ (Algorithm 1, each evaluation a
+    simulation), the budget-scaled homogeneous pool, and the ``top`` highest bounds with their
+    simulated throughput (Fig. 13 for this setting)."""
+    check_parameters(model, budget, service)
+    sc = get_scale(scale)
+    top = top if top is not None else (5 if scale == "smoke" else 20)
+    t = ub_table(model, budget)
+    X = _configs(t)
+    x, rule = search.select_config(X, t["ub"].to_numpy())
+
+    def f(c) -> float:
+        return sim.allowable_throughput(c, model, "kairos", ub=_bisection_ub(model, c),
+                                        n_queries=sc.n_queries, seed=seed,
+                                        service=service).throughput
+
+    obj = search.Objective(f)
+    kp = search.kairos_plus(X, t["ub"].to_numpy(), obj)
+    u, factor = homogeneous(budget)
+    head = t.head(top).copy()
+    head["kairos"] = [obj.peek(c) for c in _configs(head)]
+    head["pick"] = head["config"] == config_label(x)
+    homo = obj.peek(u) * factor
+    summary = {"model": model, "budget": budget, "service": service, "configurations": len(t),
+               "pick": config_label(x), "rule": rule, "pick_kairos": obj.peek(x),
+               "homogeneous": config_label(u), "homogeneous_scaled": homo,
+               "pick_over_homogeneous": obj.peek(x) / homo,
+               "kairos_plus": config_label(kp.best_config), "kairos_plus_value": kp.best_value,
+               "kairos_plus_evaluations": kp.evaluations}
+    return {"summary": pd.DataFrame([summary]), "top": head}
