@@ -114,7 +114,7 @@ def test_a15_a16_motivation(tables):
     c1 = ex.claims_fig1(ex.fig1(tables["rm2"]))
     assert 1.05 <= c1["het313_over_homo"] <= 1.25
     assert c1["het142_below_homo"]
-    assert ex.claims_fig2(ex.fig2(tables["rm2"], runs=5), tables["rm2"])["share_below_homo_pct"] >= 50
+    assert ex.claims_fig2(ex.fig2(tables["rm2"], runs=5))["share_below_homo_pct"] >= 50
     assert ex.fig2_space(tables["rm2"])["fcfs_below_homo_pct"] >= 50
 
 

@@ -26,21 +26,24 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from infsched.errors import config_error, one_of, require
-from infsched.kairos import bound, matching, reference, search, sim
+from infsched.errors import one_of
+from infsched.kairos import batches as batches_module, bound, matching, search, sim
+from infsched.kairos import model as model_module
 from infsched.kairos.batches import LOGNORMAL_MIX, BatchDist
 from infsched.kairos.model import (BATCHES, INSTANCE_TYPES, MODEL_NAMES, MODELS, PRICES, QOS_MS,
                                    SHORT_NAMES, check_budget, check_model, config_label,
                                    configurations, cost, homogeneous, latency_table)
 from infsched.sweep import default_processes, run_sweep
 
-__all__ = ["SCALES", "POLICIES", "get_scale", "check_parameters", "table3", "table4",
-           "profile", "ub_table", "picks", "table_point", "drs_point", "build_tables",
-           "exhaustive", "live_check", "fig1", "claims_fig1", "fig2", "claims_fig2", "fig3",
-           "claims_fig3", "fig5", "claims_fig5", "claims_ub", "fig8", "claims_fig8", "fig9",
+__all__ = ["SCALES", "POLICIES", "ROBUST_VARIANTS", "PAPER_VARIANTS", "get_scale",
+           "check_parameters", "table3", "table4", "profile", "ub_table", "picks", "table_point",
+           "drs_point", "compute_table", "build_tables", "exhaustive", "live_check", "fig1",
+           "claims_fig1", "fig2", "fig2_space", "claims_fig2", "fig3", "claims_fig3", "fig5",
+           "claims_fig5", "ub_check", "claims_ub", "fig8", "claims_fig8", "fig9",
            "fig9_alternatives", "claims_fig9", "fig10", "claims_fig10", "fig11", "claims_fig11",
-           "fig12", "claims_fig12", "fig13", "claims_fig13", "fig14", "claims_fig14", "robustness", "claims_robustness",
-           "matching_overhead", "ub_ranking_time", "your_setting", "EXPERIMENTS", "run_experiment"]
+           "fig12", "claims_fig12", "fig13", "fig13_summary", "claims_fig13", "fig14",
+           "claims_fig14", "robustness", "claims_robustness", "matching_overhead",
+           "ub_ranking_time", "your_setting", "EXPERIMENTS", "run_experiment"]
 
 SCALE_NAMES = ("smoke", "default", "paper")
 #: the policies of the exhaustive tables with one bisection each (DRS adds one per threshold)
@@ -48,6 +51,8 @@ POLICIES = ("kairos", "fcfs", "clkwrk")
 #: Fig. 1's configurations over (g4dn, c5n, r5n): the homogeneous (4,0,0) and three mixes
 FIG1_CONFIGS = ((4, 0, 0, 0), (3, 1, 3, 0), (2, 0, 9, 0), (1, 4, 2, 0))
 TABLE_DIR = "kairos"
+#: queries per run of the stored tables (the `default` scale's)
+STORED_QUERIES = 2000
 
 
 @dataclass(frozen=True)
@@ -94,9 +99,11 @@ def check_parameters(model: str, budget: float, service: str) -> None:
 
 
 def _code_version(*fns) -> str:
-    """A hash of the simulator's source: a cached point is reused only by the same code."""
-    src = "".join(inspect.getsource(m) for m in (sim, bound)) + "".join(
-        inspect.getsource(f) for f in fns)
+    """A hash of the source a cached point depends on (the model, the simulator, the bound and
+    the point's own functions): a point is reused only by the same code."""
+    src = "".join(inspect.getsource(m) for m in (model_module, batches_module, matching, sim,
+                                                 bound))
+    src += "".join(inspect.getsource(f) for f in (*fns, _bisection_ub, profile))
     return hashlib.sha256(src.encode()).hexdigest()[:12]
 
 
@@ -177,8 +184,9 @@ def picks(budget: float = 2.5, source: str = "artifact", qos_scale: float = 1.0,
 # ------------------------------------------------------------------ exhaustive tables
 
 def _bisection_ub(model: str, x, qos_scale: float = 1.0, dist: BatchDist = LOGNORMAL_MIX) -> float:
-    """The bisection's upper end: the larger of Eq. 15 (artifact and derived profiles) and the
-    fluid LP, so a configuration that beats one bound is still bracketed."""
+    """The bisection's upper end (it searches up to 1.15 times this): the larger of Eq. 15
+    under the artifact's and under the derived profile, so a configuration one of them
+    underrates is still bracketed."""
     xs = np.asarray(x)[None]
     ubs = [bound.upper_bound(profile(model, s, qos_scale, dist), xs).value[0]
            for s in ("artifact", "derived")]
@@ -186,8 +194,8 @@ def _bisection_ub(model: str, x, qos_scale: float = 1.0, dist: BatchDist = LOGNO
 
 
 def table_point(model: str, n0: int, n1: int, n2: int, n3: int, n_queries: int, seed: int,
-                service: str = "mean", qos_scale: float = 1.0, dist: str = "lognormal-mix",
-                budget: float = 2.5) -> dict:
+                service: str = "mean", qos_scale: float = 1.0,
+                dist: str = "lognormal-mix") -> dict:
     """One row of an exhaustive table: the allowable throughput of configuration
     ``(n0, n1, n2, n3)`` under KAIROS, FCFS and CLKWRK, and ORCL's."""
     x = (n0, n1, n2, n3)
@@ -289,7 +297,8 @@ def exhaustive(model: str, scale: str = "default", seed: int = 0, *, variant: st
 
 def live_check(scale: str = "default", seed: int = 0, *, n_jobs: int | None = None) -> pd.DataFrame:
     """Recompute RM2's ``live_top`` highest-UB configurations under every policy, and each live
-    model's pick, and set them beside the stored table (``rel_diff``)."""
+    model's pick, and set them beside the stored table (``rel_diff``). The runs use the stored
+    tables' own settings (2,000 queries), at every scale."""
     sc = get_scale(scale)
     rows = []
     pk = picks(models=sc.live_models).set_index("model")["pick"]
@@ -300,7 +309,7 @@ def live_check(scale: str = "default", seed: int = 0, *, n_jobs: int | None = No
     for m, labels in todo.items():
         t = exhaustive(m, "default")
         X = _configs(t[t["config"].isin(labels)])
-        grid += _grid(m, X, n_queries=sc.n_queries, seed=seed)
+        grid += _grid(m, X, n_queries=STORED_QUERIES, seed=seed)
     live = run_sweep(table_point, grid, n_jobs=default_processes(n_jobs), cache_dir=False)
     for _, r in live.iterrows():
         t = exhaustive(r["model"], "default")
@@ -369,7 +378,7 @@ def fig2(t: pd.DataFrame, runs: int = 10, seed: int = 0, **sa) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def claims_fig2(f2: pd.DataFrame, t: pd.DataFrame) -> dict:
+def claims_fig2(f2: pd.DataFrame) -> dict:
     return {"share_below_homo_pct": 100 * float((f2["improvement_pct"] < 0).mean())}
 
 
