@@ -20,12 +20,17 @@ import numpy as np
 import pandas as pd
 
 from infsched.errors import one_of, require
-from infsched.shepherd import herd, theory, traces
-from infsched.shepherd.model import B_MAX, DEFAULT_SLO_MS, TABLE4, model_set
+from infsched.shepherd import herd, nexus, sim, theory, traces
+from infsched.shepherd.model import (B_MAX, DEFAULT_SLO_MS, TABLE4, ModelSet, Requests,
+                                     model_set)
 from infsched.sweep import default_processes, run_sweep
 
-__all__ = ["SCALES", "get_scale", "check_parameters", "table4", "theory_curve", "claims_theory",
-           "fig2", "fig5", "claims_fig2", "claims_fig5", "table5", "claims_table5"]
+__all__ = ["SCALES", "SYSTEMS", "CONTROLLER_US", "PER_WORKER_RATE", "get_scale",
+           "check_parameters", "table4", "claims_table4", "theory_curve", "claims_theory", "fig2",
+           "claims_fig2", "fig5", "claims_fig5", "table5", "claims_table5", "fig3", "claims_fig3",
+           "fig4", "claims_fig4", "fig11a", "claims_fig11a", "knapsack_bound", "run_system",
+           "fig7", "claims_fig7", "claims_fig8", "fig9", "claims_fig9", "fig10", "claims_fig10",
+           "claims_fig11b", "preemption_model", "EXPERIMENTS", "run_experiment"]
 
 SCALE_NAMES = ("smoke", "default", "paper")
 
@@ -202,3 +207,335 @@ def claims_table5(t5: pd.DataFrame) -> dict:
     by_k = t5.set_index("models")["solver_s"]
     return {"solver_s_200": float(by_k.loc[200]), "solver_s_1000": float(by_k.loc[1000]),
             "planning_fits_period": bool((t5["solver_s"] < 60).all())}
+
+
+# ------------------------------------------------------------------ Figs. 3 and 4: the toys
+
+def fig3() -> pd.DataFrame:
+    """Fig. 3: one stream whose requests take 10 ms with a 10 ms SLO (no batching possible):
+    3 requests at 0, 1 at 40, 6 at 80 ms, on one GPU and on six."""
+    models = ModelSet(("toy",), np.array([10.0]), np.array([0.0]), np.array([1]))
+    req = Requests.with_slo([0, 0, 0, 40, 80, 80, 80, 80, 80, 80], np.zeros(10, int), 10.0)
+    rows = []
+    for g in (1, 6):
+        r = sim.simulate(req, models, g, "flex")
+        rows.append({"gpus": g, "met": int(r.ok.sum()), "missed": int(req.n - r.ok.sum()),
+                     "utilization_pct": 100 * float(r.busy_ms.sum()) / (g * 100.0)})
+    return pd.DataFrame(rows)
+
+
+def claims_fig3(f3: pd.DataFrame) -> dict:
+    r = f3.set_index("gpus")
+    return {"misses_1gpu": float(r.loc[1, "missed"]), "util_6gpu_pct": float(r.loc[6, "utilization_pct"]),
+            "all_met_6gpu": bool(r.loc[6, "missed"] == 0)}
+
+
+def fig4(omegas=(1, 10, 100, 1000)) -> pd.DataFrame:
+    """Fig. 4 as Theorem A.1's instance: one request at 0 with deadline 1 ms, then ω requests at
+    ε with deadline 1 + ε, a model taking 1 ms at any batch size; requests served by the
+    offline optimum (ω), FLEX, SHEPHERD-NP and Clockwork."""
+    eps = 0.01
+    rows = []
+    for w in omegas:
+        models = ModelSet(("unit",), np.array([0.0]), np.array([1.0]), np.array([1]))
+        req = Requests(np.r_[0.0, np.full(w, eps)], np.zeros(w + 1, int),
+                       np.r_[1.0, np.full(w, 1.0 + eps)])
+        row = {"omega": w, "optimum": w}
+        for p in ("flex", "flex-np", "clockwork"):
+            row[p] = int(sim.simulate(req, models, 1, p, b_max=max(w, 1)).ok.sum())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def claims_fig4(f4: pd.DataFrame) -> dict:
+    return {"np_unbounded": bool((f4["flex-np"] == 1).all() and (f4["clockwork"] == 1).all()),
+            "flex_optimal": bool((f4["flex"] == f4["optimum"]).all())}
+
+
+# ------------------------------------------------------------------ Fig. 11a: FLEX's benefit
+
+def fig11a(scale: str = "default", slos=(250.0, 90.0)) -> pd.DataFrame:
+    """Fig. 11a: one GPU, stream A (ResNet18) in bursts of 1024 every 120 ms from 5 ms, stream
+    B (ResNeSt269) one request every ms; goodput of Clockwork, SHEPHERD-NP and SHEPHERD."""
+    sc = get_scale(scale)
+    ms = model_set("cv16")
+    names = list(ms.names)
+    models = ms.subset([names.index("RN18"), names.index("RS269")])
+    horizon = sc.fig11a_s * 1000.0
+    a = np.repeat(np.arange(5.0, horizon, 120.0), 1024)
+    b = np.arange(0.0, horizon, 1.0)
+    arr = np.r_[a, b]
+    mdl = np.r_[np.zeros(a.size, int), np.ones(b.size, int)]
+    rows = []
+    for slo in slos:
+        req = Requests.with_slo(arr, mdl, slo)
+        for p, name in (("clockwork", "Clockwork"), ("flex-np", "SHEPHERD-NP"), ("flex", "SHEPHERD")):
+            r = sim.simulate(req, models, 1, p)
+            rows.append({"slo_ms": slo, "system": name, "goodput": r.goodput(0.0, horizon),
+                         "preemptions": r.preemptions,
+                         "wasted_pct": 100 * float(r.wasted_ms.sum()) / horizon})
+    return pd.DataFrame(rows)
+
+
+def claims_fig11a(f11: pd.DataFrame) -> dict:
+    g = f11.pivot(index="slo_ms", columns="system", values="goodput")
+    return {"sh_over_cw_250": float(g.loc[250, "SHEPHERD"] / g.loc[250, "Clockwork"]),
+            "np_over_cw_250": float(g.loc[250, "SHEPHERD-NP"] / g.loc[250, "Clockwork"]),
+            "sh_over_np_90": float(g.loc[90, "SHEPHERD"] / g.loc[90, "SHEPHERD-NP"]),
+            "sh_over_cw_90": float(g.loc[90, "SHEPHERD"] / g.loc[90, "Clockwork"])}
+
+
+# ------------------------------------------------------------------ Figs. 7-9: load and SLO
+
+SYSTEMS = ("SHEPHERD", "Clockwork", "Nexus")
+
+
+def knapsack_bound(model_rates, models: ModelSet, slo_ms: float, n_gpus: float) -> float:
+    """An upper bound on any scheduler's goodput: each model served at most at its arrival rate
+    and at most at its best throughput ``T_k`` (its largest batch within the SLO, back to
+    back), GPUs shared fractionally; filled greedily by ``T_k`` (fractional knapsack)."""
+    b = models.max_batch(slo_ms)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        T = np.where(b > 0, 1000.0 * b / models.latency(np.arange(models.n), np.maximum(b, 1)), 0)
+    cap, total = float(n_gpus), 0.0
+    for k in np.argsort(-T, kind="stable"):
+        if T[k] <= 0 or cap <= 0:
+            continue
+        x = min(float(model_rates[k]), cap * T[k])
+        total += x
+        cap -= x / T[k]
+    return total
+
+
+def _shepherd_groups(model_rates, models: ModelSet, workers: int, slo_ms: float,
+                     g_bar: int = 12) -> tuple[np.ndarray, np.ndarray]:
+    """HERD-L's groups for the cluster: (group of each model, GPUs of each group)."""
+    if workers <= g_bar:
+        return np.zeros(models.n, dtype=np.int64), np.array([workers])
+    T = herd.stream_throughput(models, slo_ms)
+    need = np.where(T > 0, np.asarray(model_rates) / np.where(T > 0, T, 1), 0.0)
+    plan = herd.herd_l(need, workers, g_bar)
+    return np.asarray(plan.assign, dtype=np.int64), np.asarray(plan.sizes, dtype=np.int64)
+
+
+def run_system(system: str, variant: str, rate: float, workers: int, slo_ms: float, seed: int,
+               warmup_s: float, measure_s: float, streams: int, lam: float = 3.03,
+               model_set_name: str = "cv16", controller_us: float = 0.0,
+               g_bar: int = 12, instances: bool = False) -> dict:
+    """One point of Figs. 7-10: ``system`` serving MAF-synth (``variant``) at ``rate`` req/s on
+    ``workers`` GPUs; goodput and utilisation over the measured window, after the warm-up.
+    SHEPHERD is HERD-L's groups of at most ``g_bar`` GPUs, each run by FLEX. ``instances``: one
+    model instance per GPU (instance k has profile k mod 16; the paper's "#models = #workers"),
+    so that a model-stream, which HERD places in one group, never needs more than a group."""
+    models = model_set(model_set_name)
+    if instances:
+        models = models.replicate(workers)
+    horizon = warmup_s + measure_s
+    sl = traces.maf_arrivals(streams, rate, horizon, variant, models, seed=seed)
+    req = sl.requests(slo_ms)
+    t0, t1 = 1000.0 * warmup_s, 1000.0 * horizon
+    lat = np.empty(0)
+    if system == "Nexus":
+        r = nexus.simulate(req, models, workers, nexus.plan_for_peak(req, models, workers, slo_ms))
+        good, util, useful = r.goodput(t0, t1), r.utilization(t0, t1), r.utilization(t0, t1)
+        lat = r.latency(t0, t1)
+    elif system == "Clockwork":
+        r = sim.simulate(req, models, workers, "clockwork", controller_us=controller_us)
+        good, util, useful = r.goodput(t0, t1), r.utilization(t0, t1), r.utilization(t0, t1, True)
+        w = (r.arrival >= t0) & (r.arrival < t1) & r.served
+        lat = r.completion[w] - r.arrival[w]
+    else:
+        group, sizes = _shepherd_groups(sl.rates.model_rate, models, workers, slo_ms, g_bar)
+        good = util = useful = 0.0
+        lats = []
+        for j, size in enumerate(sizes):
+            mask = group[req.model] == j
+            if not mask.any():
+                continue
+            sub = Requests(req.arrival[mask], req.model[mask], req.deadline[mask])
+            r = sim.simulate(sub, models, int(size), "flex", lam=lam, controller_us=controller_us)
+            good += r.goodput(t0, t1)
+            util += r.utilization(t0, t1) * size / workers
+            useful += r.utilization(t0, t1, True) * size / workers
+            w = (r.arrival >= t0) & (r.arrival < t1) & r.served
+            lats.append(r.completion[w] - r.arrival[w])
+        lat = np.concatenate(lats) if lats else lat
+    # requests arriving in the window may finish up to one SLO after it: the GPUs' time for
+    # them is workers × (window + SLO)
+    stretch = (t1 - t0 + slo_ms) / (t1 - t0)
+    bound = knapsack_bound(np.bincount(req.model[(req.arrival >= t0) & (req.arrival < t1)],
+                                       minlength=models.n) / measure_s, models, slo_ms,
+                           workers * stretch)
+    q = np.quantile(lat, np.linspace(0, 1, 21)) if lat.size else np.full(21, np.nan)
+    return {"goodput": good, "utilization": util, "useful_utilization": useful,
+            "offered": float(((req.arrival >= t0) & (req.arrival < t1)).sum()) / measure_s,
+            "bound": bound, "near_slo": float((lat >= 0.8 * slo_ms).mean()) if lat.size else np.nan,
+            **{f"lat_q{5 * i}": float(v) for i, v in enumerate(q)}}
+
+
+def fig7(scale: str = "default", seed: int = 0, *, workers: int = 12, slo_ms: float = 250.0,
+         lam: float = 3.03, model_set_name: str = "cv16", n_jobs: int | None = None) -> pd.DataFrame:
+    """Fig. 7 (and Fig. 8's latencies): goodput and utilisation of SHEPHERD, Clockwork and Nexus
+    against the offered load (the paper's grid for 12 GPUs, scaled by ``workers``/12), on
+    MAF-stable and MAF-bursty."""
+    sc = get_scale(scale)
+    grid = [dict(system=s, variant=v, rate=r * workers / 12, workers=workers, slo_ms=slo_ms,
+                 seed=seed + k, warmup_s=sc.warmup_s, measure_s=sc.measure_s,
+                 streams=sc.streams, lam=lam, model_set_name=model_set_name)
+            for s in SYSTEMS for v in ("stable", "bursty") for r in sc.rates
+            for k in range(sc.seeds)]
+    out = run_sweep(run_system, grid, n_jobs=default_processes(n_jobs),
+                    version=_code_version(run_system, knapsack_bound, _shepherd_groups, sim,
+                                          nexus, traces, herd))
+    keys = ["system", "variant", "rate"]
+    return out.groupby(keys, as_index=False).mean(numeric_only=True)
+
+
+def claims_fig7(f7: pd.DataFrame) -> dict:
+    top = f7["rate"].max()
+    at = f7[f7["rate"] == top].set_index(["variant", "system"])["goodput"]
+    util = f7.set_index(["variant", "system", "rate"])["utilization"]
+    sh = f7[f7["system"] == "SHEPHERD"]
+    cw = f7[f7["system"] == "Clockwork"].set_index(["variant", "rate"])["goodput"]
+    rates = sorted(f7["rate"].unique())
+    r12 = min(rates, key=lambda r: abs(r - 12e3 * top / 144e3))
+    high_util = bool((sh[sh["rate"] >= r12]["utilization"] >= 0.90).all())
+    nexus_below = all(util[(v, "Nexus", top)] < util[(v, "SHEPHERD", top)]
+                      for v in ("stable", "bursty"))
+    return {"sh_over_cw_stable": float(at[("stable", "SHEPHERD")] / at[("stable", "Clockwork")]),
+            "sh_over_cw_bursty": float(at[("bursty", "SHEPHERD")] / at[("bursty", "Clockwork")]),
+            "sh_over_nexus_stable": float(at[("stable", "SHEPHERD")] / at[("stable", "Nexus")]),
+            "sh_over_nexus_bursty": float(at[("bursty", "SHEPHERD")] / at[("bursty", "Nexus")]),
+            "high_util_low_load": high_util,
+            "cw_saturates": bool(all(cw[(v, top)] <= 1.3 * cw[(v, r12)] for v in ("stable", "bursty"))),
+            "nexus_util_below_sh": bool(nexus_below),
+            "sh_util_over_nexus_bursty": float(util[("bursty", "SHEPHERD", top)]
+                                               / util[("bursty", "Nexus", top)]),
+            "below_knapsack_bound": bool((sh["goodput"] <= sh["bound"] * 1.0001).all())}
+
+
+def claims_fig8(f7: pd.DataFrame) -> dict:
+    top = f7[(f7["rate"] == f7["rate"].max()) & (f7["variant"] == "stable")].set_index("system")
+    return {"cw_latency_nearer_slo": bool(top.loc["Clockwork", "near_slo"]
+                                          >= top.loc["SHEPHERD", "near_slo"])}
+
+
+def fig9(scale: str = "default", seed: int = 0, *, workers: int = 12, rate: float = 3e3,
+         lam: float = 3.03, model_set_name: str = "cv16", n_jobs: int | None = None) -> pd.DataFrame:
+    """Fig. 9: goodput against the SLO at ~3k req/s (12 GPUs), both workloads."""
+    sc = get_scale(scale)
+    grid = [dict(system=s, variant=v, rate=rate * workers / 12, workers=workers, slo_ms=slo,
+                 seed=seed + k, warmup_s=sc.warmup_s, measure_s=sc.measure_s,
+                 streams=sc.streams, lam=lam, model_set_name=model_set_name)
+            for s in SYSTEMS for v in ("stable", "bursty") for slo in sc.slos
+            for k in range(sc.seeds)]
+    out = run_sweep(run_system, grid, n_jobs=default_processes(n_jobs),
+                    version=_code_version(run_system, knapsack_bound, _shepherd_groups, sim,
+                                          nexus, traces, herd))
+    return out.groupby(["system", "variant", "slo_ms"], as_index=False).mean(numeric_only=True)
+
+
+def claims_fig9(f9: pd.DataFrame) -> dict:
+    g = f9.pivot_table(index=["variant", "slo_ms"], columns="system", values="goodput")
+    tight = g.xs(g.index.get_level_values("slo_ms").min(), level="slo_ms")
+    falls = all(_decreasing(f9[(f9.system == s) & (f9.variant == v)].sort_values(
+        "slo_ms", ascending=False)["goodput"], tol=0.03)
+        for s in SYSTEMS for v in ("stable", "bursty"))
+    return {"sh_over_nexus_max": float((tight["SHEPHERD"] / tight["Nexus"]).max()),
+            "sh_over_cw_max": float((g["SHEPHERD"] / g["Clockwork"]).max()),
+            "all_fall_as_slo_tightens": bool(falls)}
+
+
+# ------------------------------------------------------------------ Figs. 10 and 11b: scale
+
+#: per-request cost of a scheduler instance (µs): 50k req/s, the saturation the paper reports
+#: for Clockwork's controller. Calibrated on that number, not measured.
+CONTROLLER_US = 20.0
+#: offered load per worker in Figs. 10-11b (req/s): 2.5 × 50k / 400, inferred from the paper
+PER_WORKER_RATE = 312.0
+
+
+def fig10(scale: str = "default", seed: int = 0, *, slo_ms: float = 250.0, lam: float = 3.03,
+          n_jobs: int | None = None) -> pd.DataFrame:
+    """Figs. 10 and 11b: goodput against the cluster size at a constant load per worker, one
+    model instance per worker, every scheduler instance with the same per-request cost
+    (:data:`CONTROLLER_US`): SHEPHERD (groups of 12, one FLEX each), Clockwork (one global
+    scheduler), Nexus (no central scheduler), and SHEPHERD with groups of 1 and of all N."""
+    sc = get_scale(scale)
+    grid, labels = [], []
+    for n in sc.workers:
+        for v in ("stable", "bursty"):
+            for system, g_bar, label in (("SHEPHERD", 12, "SHEPHERD"), ("Clockwork", 12, "Clockwork"),
+                                         ("Nexus", 12, "Nexus"), ("SHEPHERD", 1, "SHEPHERD G=1"),
+                                         ("SHEPHERD", n, "SHEPHERD G=inf")):
+                if label == "SHEPHERD G=inf" and n <= 12:
+                    continue  # one group of n <= 12 GPUs is the G = 12 case
+                labels.append(label)
+                grid.append(dict(system=system, variant=v, rate=PER_WORKER_RATE * n, workers=n,
+                                 slo_ms=slo_ms, seed=seed, warmup_s=sc.scal_warmup_s,
+                                 measure_s=sc.scal_measure_s, streams=max(sc.streams, 10 * n),
+                                 lam=lam, controller_us=0.0 if system == "Nexus" else CONTROLLER_US,
+                                 g_bar=g_bar, instances=True))
+    out = run_sweep(run_system, grid, n_jobs=default_processes(n_jobs),
+                    version=_code_version(run_system, knapsack_bound, _shepherd_groups, sim,
+                                          nexus, traces, herd))
+    out["label"] = labels
+    return out
+
+
+def claims_fig10(f10: pd.DataFrame) -> dict:
+    g = f10.pivot_table(index=["variant", "workers"], columns="label", values="goodput")
+    big = g.index.get_level_values("workers").max()
+    top = g.xs(big, level="workers")
+    sat = f10[(f10["label"] == "Clockwork") & (f10["workers"] >= 200)]["goodput"]
+    sh = f10[f10["label"] == "SHEPHERD"]
+    per = (sh["goodput"] / sh["workers"]).groupby(sh["variant"])
+    from infsched.report import NotReproducible
+    return {"cw_saturation_rps": float(sat.mean()) if len(sat) else NotReproducible(
+                "this scale stops below N = 200"),
+            "sh_over_cw_400": float((top["SHEPHERD"] / top["Clockwork"]).mean()),
+            "sh_over_nexus_400": float((top["SHEPHERD"] / top["Nexus"]).mean()),
+            "sh_linear": bool((per.max() <= 1.1 * per.min()).all())}
+
+
+def claims_fig11b(f10: pd.DataFrame) -> dict:
+    g = f10.pivot_table(index=["variant", "workers"], columns="label", values="goodput")
+    top = g.xs(g.index.get_level_values("workers").max(), level="workers")
+    return {"g12_over_ginf": float((top["SHEPHERD"] / top["SHEPHERD G=inf"]).mean()),
+            "g12_over_g1": float((top["SHEPHERD"] / top["SHEPHERD G=1"]).mean())}
+
+
+# ------------------------------------------------------------------ Fig. 12: overheads
+
+def preemption_model(eps_exec: float = 0.02) -> pd.DataFrame:
+    """The overhead model the simulator can apply in place of Fig. 12's measurements (which need
+    a GPU): a preemption waits for the next of ``E`` evenly spaced exit points, on average
+    ``ℓ/(2E)``, and exit points slow execution by ``eps_exec`` (our assumptions)."""
+    rows = []
+    for name, (short, a, b, e) in TABLE4.items():
+        rows.append({"model": short, "exit points": e, "mean preemption delay (% of batch)":
+                     100 / (2 * e), "extra execution (%)": 100 * eps_exec})
+    return pd.DataFrame(rows)
+
+
+#: Every figure/table by name: ``EXPERIMENTS["fig7"](scale, seed)`` returns its DataFrame.
+EXPERIMENTS: dict[str, Callable] = {
+    "table4": lambda scale="default", seed=0: table4(),
+    "theory": lambda scale="default", seed=0: theory_curve(),
+    "fig2": fig2,
+    "fig3": lambda scale="default", seed=0: fig3(),
+    "fig4": lambda scale="default", seed=0: fig4(),
+    "fig5": fig5,
+    "fig7": fig7,
+    "fig9": fig9,
+    "fig10": fig10,
+    "fig11a": lambda scale="default", seed=0: fig11a(scale),
+    "table5": table5,
+    "fig12": lambda scale="default", seed=0: preemption_model(),
+}
+
+
+def run_experiment(name: str, scale: str = "default", seed: int = 0, **params):
+    """Run one experiment of :data:`EXPERIMENTS` by name."""
+    one_of("experiment", name, tuple(EXPERIMENTS))
+    return EXPERIMENTS[name](scale=scale, seed=seed, **params)
