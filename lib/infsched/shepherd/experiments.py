@@ -330,10 +330,12 @@ def run_system(system: str, variant: str, rate: float, workers: int, slo_ms: flo
     models = model_set(model_set_name)
     if instances:
         models = models.replicate(workers)
-    horizon = warmup_s + measure_s
+    # arrivals go on for one SLO past the measured window: a window that ends with the arrivals
+    # would be followed by a drain in which the GPUs serve only its requests, inflating goodput
+    horizon = warmup_s + measure_s + slo_ms / 1000.0
     sl = traces.maf_arrivals(streams, rate, horizon, variant, models, seed=seed)
     req = sl.requests(slo_ms)
-    t0, t1 = 1000.0 * warmup_s, 1000.0 * horizon
+    t0, t1 = 1000.0 * warmup_s, 1000.0 * (warmup_s + measure_s)
     lat = np.empty(0)
     if system == "Nexus":
         r = nexus.simulate(req, models, workers, nexus.plan_for_peak(req, models, workers, slo_ms))
