@@ -87,3 +87,13 @@ def test_knapsack_bound_is_a_bound():
     rn18 = ms.subset([0])                       # 128 requests in 31.9 ms: 4012.5 req/s per GPU
     assert ex.knapsack_bound([10_000.0], rn18, 250.0, 1.0) == pytest.approx(128 / 31.9 * 1000)
     assert ex.knapsack_bound([1_000.0], rn18, 250.0, 1.0) == pytest.approx(1000.0)
+
+
+def test_a22_flex_against_the_offline_optimum():
+    """A22 / claim 5: on random tiny instances the optimum is at least every policy's count,
+    FLEX stays above OPT / (12.62 K), and its mean ratio is at least 0.6."""
+    d = ex.flex_vs_opt(12, seed=1)
+    for p in ("flex", "flex-np", "clockwork"):
+        assert (d[p] <= d["optimum"]).all(), p
+    assert ex.claims_flex_vs_opt(d)["flex_within_guarantee"]
+    assert (d["flex"] / d["optimum"]).mean() >= 0.6

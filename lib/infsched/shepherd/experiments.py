@@ -30,7 +30,7 @@ __all__ = ["SCALES", "SYSTEMS", "CONTROLLER_US", "PER_WORKER_RATE", "get_scale",
            "claims_fig2", "fig5", "claims_fig5", "table5", "claims_table5", "fig3", "claims_fig3",
            "fig4", "claims_fig4", "fig11a", "claims_fig11a", "knapsack_bound", "run_system",
            "fig7", "claims_fig7", "claims_fig8", "fig9", "claims_fig9", "fig10", "claims_fig10",
-           "claims_fig11b", "preemption_model", "EXPERIMENTS", "run_experiment"]
+           "claims_fig11b", "preemption_model", "flex_vs_opt", "claims_flex_vs_opt", "EXPERIMENTS", "run_experiment"]
 
 SCALE_NAMES = ("smoke", "default", "paper")
 
@@ -375,6 +375,31 @@ def run_system(system: str, variant: str, rate: float, workers: int, slo_ms: flo
             **{f"lat_q{5 * i}": float(v) for i, v in enumerate(q)}}
 
 
+def shepherd_group(variant: str, rate: float, workers: int, slo_ms: float, seed: int,
+                   warmup_s: float, measure_s: float, streams: int, group: int,
+                   lam: float = 3.03, model_set_name: str = "cv16", controller_us: float = 0.0,
+                   g_bar: int = 12, instances: bool = False) -> dict:
+    """Group ``group`` of SHEPHERD's plan for one point of :func:`run_system`: the same workload
+    and HERD-L plan, only this group's requests, served by one FLEX. Groups are independent by
+    construction, so a large cluster's groups run as separate sweep points, in parallel."""
+    models = model_set(model_set_name)
+    if instances:
+        models = models.replicate(workers)
+    horizon = warmup_s + measure_s + slo_ms / 1000.0
+    sl = traces.maf_arrivals(streams, rate, horizon, variant, models, seed=seed)
+    req = sl.requests(slo_ms)
+    t0, t1 = 1000.0 * warmup_s, 1000.0 * (warmup_s + measure_s)
+    assign, sizes = _shepherd_groups(sl.rates.model_rate, models, workers, slo_ms, g_bar)
+    mask = assign[req.model] == group
+    size = int(sizes[group])
+    if not mask.any():
+        return {"goodput": 0.0, "busy": 0.0, "useful": 0.0, "size": size}
+    sub = Requests(req.arrival[mask], req.model[mask], req.deadline[mask])
+    r = sim.simulate(sub, models, size, "flex", lam=lam, controller_us=controller_us)
+    return {"goodput": r.goodput(t0, t1), "busy": r.utilization(t0, t1) * size,
+            "useful": r.utilization(t0, t1, True) * size, "size": size}
+
+
 def fig7(scale: str = "default", seed: int = 0, *, workers: int = 12, slo_ms: float = 250.0,
          lam: float = 3.03, model_set_name: str = "cv16", n_jobs: int | None = None) -> pd.DataFrame:
     """Fig. 7 (and Fig. 8's latencies): goodput and utilisation of SHEPHERD, Clockwork and Nexus
@@ -478,9 +503,29 @@ def fig10(scale: str = "default", seed: int = 0, *, slo_ms: float = 250.0, lam: 
                                  measure_s=sc.scal_measure_s, streams=max(sc.streams, 10 * n),
                                  lam=lam, controller_us=0.0 if system == "Nexus" else CONTROLLER_US,
                                  g_bar=g_bar, instances=True))
-    out = run_sweep(run_system, grid, n_jobs=default_processes(n_jobs),
-                    version=_code_version(run_system, knapsack_bound, _shepherd_groups, sim,
-                                          nexus, traces, herd))
+    version = _code_version(run_system, shepherd_group, knapsack_bound, _shepherd_groups, sim,
+                            nexus, traces, herd)
+    jobs = default_processes(n_jobs)
+    others = [i for i, p in enumerate(grid) if p["system"] != "SHEPHERD"]
+    rows = run_sweep(run_system, [grid[i] for i in others], n_jobs=jobs, version=version)
+    out = pd.DataFrame(index=range(len(grid)), columns=["goodput", "utilization"], dtype=float)
+    out.loc[others, ["goodput", "utilization"]] = rows[["goodput", "utilization"]].to_numpy()
+    shep = [i for i, p in enumerate(grid) if p["system"] == "SHEPHERD"]
+    gpoints, owner = [], []
+    for i in shep:
+        p = {k: v for k, v in grid[i].items() if k not in ("system", "workers")}
+        n_groups = -(-grid[i]["workers"] // grid[i]["g_bar"])
+        for j in range(n_groups):
+            gpoints.append(dict(p, workers=grid[i]["workers"], group=j))
+            owner.append(i)
+    g = run_sweep(shepherd_group, gpoints, n_jobs=jobs, version=version)
+    g["owner"] = owner
+    agg = g.groupby("owner")[["goodput", "busy"]].sum()
+    for i in shep:
+        out.loc[i, "goodput"] = agg.loc[i, "goodput"]
+        out.loc[i, "utilization"] = agg.loc[i, "busy"] / grid[i]["workers"]
+    for key in ("system", "variant", "workers", "g_bar"):
+        out[key] = [p[key] for p in grid]
     out["label"] = labels
     return out
 
@@ -534,6 +579,7 @@ EXPERIMENTS: dict[str, Callable] = {
     "fig11a": lambda scale="default", seed=0: fig11a(scale),
     "table5": table5,
     "fig12": lambda scale="default", seed=0: preemption_model(),
+    "flex_vs_opt": lambda scale="default", seed=0: flex_vs_opt(10 if scale == "smoke" else 30, seed),
 }
 
 
@@ -541,3 +587,43 @@ def run_experiment(name: str, scale: str = "default", seed: int = 0, **params):
     """Run one experiment of :data:`EXPERIMENTS` by name."""
     one_of("experiment", name, tuple(EXPERIMENTS))
     return EXPERIMENTS[name](scale=scale, seed=seed, **params)
+
+
+# ------------------------------------------------------------------ FLEX against the optimum
+
+def _tiny_instance(rng: np.random.Generator) -> tuple[Requests, ModelSet, int]:
+    """A random instance the offline ZILP solves in seconds: two models with integer α, β,
+    up to 20 requests arriving in bursts within 40 ms, integer SLOs, one or two GPUs."""
+    alpha = rng.integers(1, 4, 2).astype(float)
+    beta = rng.integers(1, 8, 2).astype(float)
+    models = ModelSet(("m0", "m1"), alpha, beta, np.array([1, 1]))
+    n = int(rng.integers(8, 21))
+    arrival = np.sort(rng.integers(0, 40, n)).astype(float)
+    model = rng.integers(0, 2, n)
+    slo = rng.integers(8, 40, 2).astype(float)[model]
+    return Requests(arrival, model, arrival + slo), models, int(rng.integers(1, 3))
+
+
+def flex_vs_opt(instances: int = 30, seed: int = 0, b_max: int = 8) -> pd.DataFrame:
+    """Requests served by the offline optimum (the ZILP of Eq. 3) and by FLEX, SHEPHERD-NP and
+    Clockwork on random tiny instances, with the instance's affinity K (Eq. 4) and Thm 5.2's
+    floor OPT / (12.62 K)."""
+    from infsched.shepherd import zilp
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(instances):
+        req, models, g = _tiny_instance(rng)
+        opt = zilp.zilp_optimum(req, models, n_gpus=g, b_max=b_max).value
+        row = {"instance": i, "requests": req.n, "gpus": g, "optimum": opt,
+               "K": theory.affinity_K(models)}
+        for p in ("flex", "flex-np", "clockwork"):
+            row[p] = int(sim.simulate(req, models, g, p, b_max=b_max).ok.sum())
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    df["floor"] = df["optimum"] / (theory.PAPER_RATIOS["mgmm"][1] * df["K"])
+    return df
+
+
+def claims_flex_vs_opt(d: pd.DataFrame) -> dict:
+    return {"flex_within_guarantee": bool((d["flex"] >= d["floor"]).all()
+                                          and (d["flex"] <= d["optimum"]).all())}
