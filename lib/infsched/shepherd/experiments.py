@@ -318,6 +318,20 @@ def _shepherd_groups(model_rates, models: ModelSet, workers: int, slo_ms: float,
     return np.asarray(plan.assign, dtype=np.int64), np.asarray(plan.sizes, dtype=np.int64)
 
 
+def _point_workload(variant: str, rate: float, workers: int, slo_ms: float, seed: int,
+                    warmup_s: float, measure_s: float, streams: int, model_set_name: str,
+                    instances: bool):
+    """The models, MAF-synth slice, requests and measured window ``[t0, t1)`` (ms) of one point.
+    Arrivals go on for one SLO past the window: a window that ends with the arrivals would be
+    followed by a drain in which the GPUs serve only its requests, inflating goodput."""
+    models = model_set(model_set_name)
+    if instances:
+        models = models.replicate(workers)
+    horizon = warmup_s + measure_s + slo_ms / 1000.0
+    sl = traces.maf_arrivals(streams, rate, horizon, variant, models, seed=seed)
+    return models, sl, sl.requests(slo_ms), 1000.0 * warmup_s, 1000.0 * (warmup_s + measure_s)
+
+
 def run_system(system: str, variant: str, rate: float, workers: int, slo_ms: float, seed: int,
                warmup_s: float, measure_s: float, streams: int, lam: float = 3.03,
                model_set_name: str = "cv16", controller_us: float = 0.0,
@@ -327,15 +341,8 @@ def run_system(system: str, variant: str, rate: float, workers: int, slo_ms: flo
     SHEPHERD is HERD-L's groups of at most ``g_bar`` GPUs, each run by FLEX. ``instances``: one
     model instance per GPU (instance k has profile k mod 16; the paper's "#models = #workers"),
     so that a model-stream, which HERD places in one group, never needs more than a group."""
-    models = model_set(model_set_name)
-    if instances:
-        models = models.replicate(workers)
-    # arrivals go on for one SLO past the measured window: a window that ends with the arrivals
-    # would be followed by a drain in which the GPUs serve only its requests, inflating goodput
-    horizon = warmup_s + measure_s + slo_ms / 1000.0
-    sl = traces.maf_arrivals(streams, rate, horizon, variant, models, seed=seed)
-    req = sl.requests(slo_ms)
-    t0, t1 = 1000.0 * warmup_s, 1000.0 * (warmup_s + measure_s)
+    models, sl, req, t0, t1 = _point_workload(variant, rate, workers, slo_ms, seed, warmup_s,
+                                              measure_s, streams, model_set_name, instances)
     lat = np.empty(0)
     if system == "Nexus":
         r = nexus.simulate(req, models, workers, nexus.plan_for_peak(req, models, workers, slo_ms))
@@ -382,13 +389,8 @@ def shepherd_group(variant: str, rate: float, workers: int, slo_ms: float, seed:
     """Group ``group`` of SHEPHERD's plan for one point of :func:`run_system`: the same workload
     and HERD-L plan, only this group's requests, served by one FLEX. Groups are independent by
     construction, so a large cluster's groups run as separate sweep points, in parallel."""
-    models = model_set(model_set_name)
-    if instances:
-        models = models.replicate(workers)
-    horizon = warmup_s + measure_s + slo_ms / 1000.0
-    sl = traces.maf_arrivals(streams, rate, horizon, variant, models, seed=seed)
-    req = sl.requests(slo_ms)
-    t0, t1 = 1000.0 * warmup_s, 1000.0 * (warmup_s + measure_s)
+    models, sl, req, t0, t1 = _point_workload(variant, rate, workers, slo_ms, seed, warmup_s,
+                                              measure_s, streams, model_set_name, instances)
     assign, sizes = _shepherd_groups(sl.rates.model_rate, models, workers, slo_ms, g_bar)
     mask = assign[req.model] == group
     size = int(sizes[group])
@@ -398,6 +400,12 @@ def shepherd_group(variant: str, rate: float, workers: int, slo_ms: float, seed:
     r = sim.simulate(sub, models, size, "flex", lam=lam, controller_us=controller_us)
     return {"goodput": r.goodput(t0, t1), "busy": r.utilization(t0, t1) * size,
             "useful": r.utilization(t0, t1, True) * size, "size": size}
+
+
+def _sim_version() -> str:
+    """The cache key of a simulated point: the point functions and every module they run."""
+    return _code_version(run_system, shepherd_group, _point_workload, knapsack_bound,
+                         _shepherd_groups, sim, nexus, traces, herd)
 
 
 def fig7(scale: str = "default", seed: int = 0, *, workers: int = 12, slo_ms: float = 250.0,
@@ -412,8 +420,7 @@ def fig7(scale: str = "default", seed: int = 0, *, workers: int = 12, slo_ms: fl
             for s in SYSTEMS for v in ("stable", "bursty") for r in sc.rates
             for k in range(sc.seeds)]
     out = run_sweep(run_system, grid, n_jobs=default_processes(n_jobs),
-                    version=_code_version(run_system, knapsack_bound, _shepherd_groups, sim,
-                                          nexus, traces, herd))
+                    version=_sim_version())
     keys = ["system", "variant", "rate"]
     return out.groupby(keys, as_index=False).mean(numeric_only=True)
 
@@ -457,8 +464,7 @@ def fig9(scale: str = "default", seed: int = 0, *, workers: int = 12, rate: floa
             for s in SYSTEMS for v in ("stable", "bursty") for slo in sc.slos
             for k in range(sc.seeds)]
     out = run_sweep(run_system, grid, n_jobs=default_processes(n_jobs),
-                    version=_code_version(run_system, knapsack_bound, _shepherd_groups, sim,
-                                          nexus, traces, herd))
+                    version=_sim_version())
     return out.groupby(["system", "variant", "slo_ms"], as_index=False).mean(numeric_only=True)
 
 
@@ -503,8 +509,7 @@ def fig10(scale: str = "default", seed: int = 0, *, slo_ms: float = 250.0, lam: 
                                  measure_s=sc.scal_measure_s, streams=max(sc.streams, 10 * n),
                                  lam=lam, controller_us=0.0 if system == "Nexus" else CONTROLLER_US,
                                  g_bar=g_bar, instances=True))
-    version = _code_version(run_system, shepherd_group, knapsack_bound, _shepherd_groups, sim,
-                            nexus, traces, herd)
+    version = _sim_version()
     jobs = default_processes(n_jobs)
     others = [i for i, p in enumerate(grid) if p["system"] != "SHEPHERD"]
     rows = run_sweep(run_system, [grid[i] for i in others], n_jobs=jobs, version=version)
