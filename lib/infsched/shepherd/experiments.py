@@ -30,7 +30,7 @@ __all__ = ["SCALES", "SYSTEMS", "CONTROLLER_US", "PER_WORKER_RATE", "get_scale",
            "claims_fig2", "fig5", "claims_fig5", "table5", "claims_table5", "fig3", "claims_fig3",
            "fig4", "claims_fig4", "fig11a", "claims_fig11a", "knapsack_bound", "run_system",
            "fig7", "claims_fig7", "claims_fig8", "fig9", "claims_fig9", "fig10", "claims_fig10",
-           "claims_fig11b", "preemption_model", "flex_vs_opt", "claims_flex_vs_opt", "EXPERIMENTS", "run_experiment"]
+           "claims_fig11b", "preemption_model", "flex_vs_opt", "claims_flex_vs_opt", "throughput_table", "lambda_sweep", "EXPERIMENTS", "run_experiment"]
 
 SCALE_NAMES = ("smoke", "default", "paper")
 
@@ -254,26 +254,46 @@ def claims_fig4(f4: pd.DataFrame) -> dict:
 
 # ------------------------------------------------------------------ Fig. 11a: FLEX's benefit
 
+def _fig11a_workload(seconds: float, slo_ms: float) -> tuple[Requests, ModelSet, float]:
+    """Fig. 11a's two streams on one GPU: ResNet18 in bursts of 1024 every 120 ms from 5 ms,
+    ResNeSt269 one request every ms; the horizon in ms."""
+    ms = model_set("cv16")
+    names = list(ms.names)
+    models = ms.subset([names.index("RN18"), names.index("RS269")])
+    horizon = seconds * 1000.0
+    a = np.repeat(np.arange(5.0, horizon, 120.0), 1024)
+    b = np.arange(0.0, horizon, 1.0)
+    mdl = np.r_[np.zeros(a.size, int), np.ones(b.size, int)]
+    return Requests.with_slo(np.r_[a, b], mdl, slo_ms), models, horizon
+
+
 def fig11a(scale: str = "default", slos=(250.0, 90.0)) -> pd.DataFrame:
     """Fig. 11a: one GPU, stream A (ResNet18) in bursts of 1024 every 120 ms from 5 ms, stream
     B (ResNeSt269) one request every ms; goodput of Clockwork, SHEPHERD-NP and SHEPHERD."""
     sc = get_scale(scale)
-    ms = model_set("cv16")
-    names = list(ms.names)
-    models = ms.subset([names.index("RN18"), names.index("RS269")])
-    horizon = sc.fig11a_s * 1000.0
-    a = np.repeat(np.arange(5.0, horizon, 120.0), 1024)
-    b = np.arange(0.0, horizon, 1.0)
-    arr = np.r_[a, b]
-    mdl = np.r_[np.zeros(a.size, int), np.ones(b.size, int)]
     rows = []
     for slo in slos:
-        req = Requests.with_slo(arr, mdl, slo)
+        req, models, horizon = _fig11a_workload(sc.fig11a_s, slo)
         for p, name in (("clockwork", "Clockwork"), ("flex-np", "SHEPHERD-NP"), ("flex", "SHEPHERD")):
             r = sim.simulate(req, models, 1, p)
             rows.append({"slo_ms": slo, "system": name, "goodput": r.goodput(0.0, horizon),
                          "preemptions": r.preemptions,
                          "wasted_pct": 100 * float(r.wasted_ms.sum()) / horizon})
+    return pd.DataFrame(rows)
+
+
+def lambda_sweep(scale: str = "default", lams=(1.5, 2.0, 2.38, 3.03, 5.0, 10.0),
+                 slo_ms: float = 90.0) -> pd.DataFrame:
+    """FLEX's preemption threshold λ on Fig. 11a's workload (an ablation the paper does not
+    show): goodput, preemptions and the share of GPU time wasted on preempted batches."""
+    sc = get_scale(scale)
+    req, models, horizon = _fig11a_workload(sc.fig11a_s, slo_ms)
+    rows = []
+    for lam in lams:
+        r = sim.simulate(req, models, 1, "flex", lam=lam)
+        rows.append({"lambda": lam, "goodput": r.goodput(0.0, horizon),
+                     "preemptions": r.preemptions,
+                     "wasted_pct": 100 * float(r.wasted_ms.sum()) / horizon})
     return pd.DataFrame(rows)
 
 
@@ -584,6 +604,7 @@ EXPERIMENTS: dict[str, Callable] = {
     "fig11a": lambda scale="default", seed=0: fig11a(scale),
     "table5": table5,
     "fig12": lambda scale="default", seed=0: preemption_model(),
+    "lambda_sweep": lambda scale="default", seed=0: lambda_sweep(scale),
     "flex_vs_opt": lambda scale="default", seed=0: flex_vs_opt(10 if scale == "smoke" else 30, seed),
 }
 
@@ -632,3 +653,35 @@ def flex_vs_opt(instances: int = 30, seed: int = 0, b_max: int = 8) -> pd.DataFr
 def claims_flex_vs_opt(d: pd.DataFrame) -> dict:
     return {"flex_within_guarantee": bool((d["flex"] >= d["floor"]).all()
                                           and (d["flex"] <= d["optimum"]).all())}
+
+
+# ------------------------------------------------------------------ T_k: one GPU's goodput
+
+def throughput_table(slo_ms: float = DEFAULT_SLO_MS, model_set_name: str = "cv16",
+                     seconds: float = 2.0, load: float = 2.0, seed: int = 0) -> pd.DataFrame:
+    """Per model, one GPU's goodput ``T_k`` three ways: HERD's analytic value (Nexus's rule, two
+    batch latencies within the SLO, :func:`infsched.shepherd.herd.stream_throughput`), FLEX
+    measured on one GPU under a saturating Poisson stream (``load`` times the ceiling), and the
+    ceiling (the largest batch within the SLO, back to back)."""
+    models = model_set(model_set_name)
+    analytic = herd.stream_throughput(models, slo_ms)
+    b = models.max_batch(slo_ms)
+    ceiling = np.where(b > 0, 1000.0 * b / models.latency(np.arange(models.n), np.maximum(b, 1)), 0)
+    rng = np.random.default_rng(seed)
+    warm = 500.0
+    rows = []
+    for k in range(models.n):
+        if ceiling[k] <= 0:
+            rows.append({"model": models.names[k], "analytic": 0.0, "flex": 0.0, "ceiling": 0.0})
+            continue
+        rate = load * ceiling[k]
+        n = rng.poisson(rate * (seconds + warm / 1000 + slo_ms / 1000))
+        arr = np.sort(rng.uniform(0, 1000 * seconds + warm + slo_ms, n))
+        single = models.subset([k])
+        r = sim.simulate(Requests.with_slo(arr, np.zeros(n, int), slo_ms), single, 1, "flex")
+        rows.append({"model": models.names[k], "analytic": float(analytic[k]),
+                     "flex": r.goodput(warm, warm + 1000 * seconds), "ceiling": float(ceiling[k])})
+    df = pd.DataFrame(rows)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df["flex / analytic"] = df["flex"] / df["analytic"]
+    return df
