@@ -428,21 +428,28 @@ def _sim_version() -> str:
                          _shepherd_groups, sim, nexus, traces, herd)
 
 
+def _systems_sweep(sc: Scale, points: list[tuple[float, float]], by: str, seed: int,
+                   workers: int, lam: float, model_set_name: str,
+                   n_jobs: int | None) -> pd.DataFrame:
+    """SHEPHERD, Clockwork and Nexus at each (rate, SLO) point on both workloads, averaged over
+    the scale's seeds and grouped by ``by`` (``"rate"`` or ``"slo_ms"``)."""
+    grid = [dict(system=s, variant=v, rate=r, workers=workers, slo_ms=slo, seed=seed + k,
+                 warmup_s=sc.warmup_s, measure_s=sc.measure_s, streams=sc.streams, lam=lam,
+                 model_set_name=model_set_name)
+            for s in SYSTEMS for v in ("stable", "bursty") for r, slo in points
+            for k in range(sc.seeds)]
+    out = run_sweep(run_system, grid, n_jobs=default_processes(n_jobs), version=_sim_version())
+    return out.groupby(["system", "variant", by], as_index=False).mean(numeric_only=True)
+
+
 def fig7(scale: str = "default", seed: int = 0, *, workers: int = 12, slo_ms: float = 250.0,
          lam: float = 3.03, model_set_name: str = "cv16", n_jobs: int | None = None) -> pd.DataFrame:
     """Fig. 7 (and Fig. 8's latencies): goodput and utilisation of SHEPHERD, Clockwork and Nexus
     against the offered load (the paper's grid for 12 GPUs, scaled by ``workers``/12), on
     MAF-stable and MAF-bursty."""
     sc = get_scale(scale)
-    grid = [dict(system=s, variant=v, rate=r * workers / 12, workers=workers, slo_ms=slo_ms,
-                 seed=seed + k, warmup_s=sc.warmup_s, measure_s=sc.measure_s,
-                 streams=sc.streams, lam=lam, model_set_name=model_set_name)
-            for s in SYSTEMS for v in ("stable", "bursty") for r in sc.rates
-            for k in range(sc.seeds)]
-    out = run_sweep(run_system, grid, n_jobs=default_processes(n_jobs),
-                    version=_sim_version())
-    keys = ["system", "variant", "rate"]
-    return out.groupby(keys, as_index=False).mean(numeric_only=True)
+    return _systems_sweep(sc, [(r * workers / 12, slo_ms) for r in sc.rates], "rate", seed,
+                          workers, lam, model_set_name, n_jobs)
 
 
 def claims_fig7(f7: pd.DataFrame) -> dict:
@@ -478,14 +485,8 @@ def fig9(scale: str = "default", seed: int = 0, *, workers: int = 12, rate: floa
          lam: float = 3.03, model_set_name: str = "cv16", n_jobs: int | None = None) -> pd.DataFrame:
     """Fig. 9: goodput against the SLO at ~3k req/s (12 GPUs), both workloads."""
     sc = get_scale(scale)
-    grid = [dict(system=s, variant=v, rate=rate * workers / 12, workers=workers, slo_ms=slo,
-                 seed=seed + k, warmup_s=sc.warmup_s, measure_s=sc.measure_s,
-                 streams=sc.streams, lam=lam, model_set_name=model_set_name)
-            for s in SYSTEMS for v in ("stable", "bursty") for slo in sc.slos
-            for k in range(sc.seeds)]
-    out = run_sweep(run_system, grid, n_jobs=default_processes(n_jobs),
-                    version=_sim_version())
-    return out.groupby(["system", "variant", "slo_ms"], as_index=False).mean(numeric_only=True)
+    return _systems_sweep(sc, [(rate * workers / 12, slo) for slo in sc.slos], "slo_ms", seed,
+                          workers, lam, model_set_name, n_jobs)
 
 
 def claims_fig9(f9: pd.DataFrame) -> dict:
