@@ -24,48 +24,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from infsched.profiles import fill_p95, postprocess_p95
+from infsched.profiling.fit import monotone_table
 
 HERE = Path(__file__).resolve().parent
 RAW = "ramsis_latency_raw.csv"
 MAX_BATCH = 32  # the artifact's N = 32 (spec ramsis §10 item 3)
 OUTPUTS = {"image": "ramsis_image.csv", "text": "ramsis_text.csv"}
-# raw statistic -> spread column, in the order of infsched.profiles.QUANTILE_LEVELS
-SPREAD = {"min_ms": "q0", "p50_ms": "q50", "p95_ms": "q95", "p99_ms": "q99", "max_ms": "q100"}
 FLOAT_FORMAT = "%.6f"
 
 
 def derive(folder: Path = HERE, max_batch: int = MAX_BATCH) -> dict[str, pd.DataFrame]:
-    """The derived table of each task (``image``, ``text``) from ``folder/RAW``."""
+    """The derived table of each task (``image``, ``text``) from ``folder/RAW``: the same recipe
+    :func:`infsched.profiling.fit.monotone_table` applies to a profile measured here."""
     raw = pd.read_csv(folder / RAW)
-    out: dict[str, pd.DataFrame] = {}
-    for task, fname in OUTPUTS.items():
-        rows = []
-        part = raw[raw["task"] == task]
-        # models in name order so the file is stable whatever the raw file's order
-        for model in sorted(part["model"].unique()):
-            prof = part[part["model"] == model].sort_values("batch")
-            batches = prof["batch"].to_numpy(dtype=int)
-            raw_p95 = prof["p95_ms"].to_numpy(dtype=float)
-            filled = fill_p95(batches, raw_p95, max_batch)
-            p95 = postprocess_p95(batches, raw_p95, max_batch)
-            for b in range(1, max_batch + 1):
-                carried = b + int(np.argmin(filled[b - 1:]))      # the size l(b) comes from
-                le = batches[batches <= carried]
-                src = prof[prof["batch"] == (le.max() if le.size else batches.min())].iloc[0]
-                row = {"model": model, "batch": b, "p95_ms": p95[b - 1]}
-                row.update({q: src[c] / src["p95_ms"] for c, q in SPREAD.items()})
-                row["q100"] = min(row["q100"], row["q99"] + (row["q99"] - row["q95"]) / 4.0)
-                rows.append(row)
-        df = pd.DataFrame(rows)
-        # round as written, so a fresh derivation compares equal to the file read back
-        num = ["p95_ms", *SPREAD.values()]
-        df[num] = np.round(df[num].to_numpy(dtype=float), 6)
-        out[task] = df
-    return out
+    return {task: monotone_table(raw[raw["task"] == task], max_batch) for task in OUTPUTS}
 
 
 def main() -> None:

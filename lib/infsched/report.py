@@ -316,7 +316,11 @@ class VerdictTable:
 
 def glue_verdicts(chapter: str, table: pd.DataFrame) -> str:
     """Glue a chapter's verdict table as ``<chapter>_scorecard`` and its one-line summary as
-    ``<chapter>_summary`` (both with ``display=False``); return the summary."""
+    ``<chapter>_summary`` (both with ``display=False``); return the summary.
+
+    When the chapter runs under :func:`infsched.runner.run_chapter` (``$INFSCHED_RUN_DIR`` set),
+    the table is also written to ``$INFSCHED_RUN_DIR/verdicts.csv``, so a re-run's conclusions
+    can be read back and set beside another's."""
     require(isinstance(chapter, str) and chapter.isidentifier(), "chapter", chapter,
             "must be a chapter name such as 'tad' (letters, digits, underscores)")
     summary = summary_line(table)
@@ -324,6 +328,10 @@ def glue_verdicts(chapter: str, table: pd.DataFrame) -> str:
 
     glue(f"{chapter}_scorecard", VerdictTable(table.reset_index(drop=True)), display=False)
     glue(f"{chapter}_summary", summary, display=False)
+    run_dir = os.environ.get("INFSCHED_RUN_DIR")
+    if run_dir:
+        Path(run_dir).mkdir(parents=True, exist_ok=True)
+        table.to_csv(Path(run_dir) / "verdicts.csv", index=False)
     return summary
 
 

@@ -7,8 +7,9 @@ its name is the file stem (``book/tad.md`` -> ``tad``). The parameters cell is p
 ``run_chapter("tad", {"n_servers": 1024}, scale="paper")`` converts the chapter to ``.ipynb``
 (jupytext), executes it with papermill in the book directory, writes the executed notebook to
 ``_build/runs/tad-<hash of parameters>/tad.ipynb`` and every PNG output to ``figures/`` beside
-it. The kernel sees ``INFSCHED_FIGURES`` (so :func:`infsched.plotting.save` writes there too)
-and, when ``scale`` is given, ``INFSCHED_SCALE``.
+it. The kernel sees ``INFSCHED_FIGURES`` (so :func:`infsched.plotting.save` writes there too),
+``INFSCHED_RUN_DIR`` (so :func:`infsched.report.glue_verdicts` writes the chapter's verdict
+table there as ``verdicts.csv``) and, when ``scale`` is given, ``INFSCHED_SCALE``.
 
 Refresh the stored outputs that nbval checks (cells marked ``# NBVAL_CHECK_OUTPUT``)::
 
@@ -282,7 +283,7 @@ def run_chapter(
     with tempfile.TemporaryDirectory(prefix="infsched-run-") as tmp:
         src = Path(tmp) / f"{name}.ipynb"
         nbformat.write(jupytext.read(info.path), src)
-        env = {"INFSCHED_FIGURES": str(figures)}
+        env = {"INFSCHED_FIGURES": str(figures), "INFSCHED_RUN_DIR": str(out)}
         if scale is not None:
             env["INFSCHED_SCALE"] = scale
         with _env(**env):
