@@ -87,7 +87,7 @@ def _cmd_profile(args: argparse.Namespace) -> int:
 
     if args.list:
         table = availability(args.models or None)
-        with_reason = table.assign(reason=table["reason"].str.slice(0, 90))
+        with_reason = table.assign(note=table["note"].str.slice(0, 100))
         print(with_reason.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
         return 0
     if not args.models:

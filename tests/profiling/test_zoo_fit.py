@@ -65,7 +65,7 @@ def test_a_model_that_cannot_be_built_is_reported_with_its_reason():
     assert bool(table.loc["resnet18", "available"])
     assert table.loc["resnet18", "params_M"] == pytest.approx(11.69, abs=0.01)
     if not table.loc["fasterrcnn_resnet50_fpn", "available"]:
-        assert "compiled operators" in table.loc["fasterrcnn_resnet50_fpn", "reason"]
+        assert "compiled operators" in table.loc["fasterrcnn_resnet50_fpn", "note"]
         with pytest.raises(ModelUnavailable, match="compiled operators"):
             build("fasterrcnn_resnet50_fpn")
 

@@ -132,8 +132,11 @@ def monotone_table(raw: "pd.DataFrame | str | os.PathLike[str]", max_batch: int 
         prof = df[df["model"].astype(str) == model].sort_values("batch")
         batches = prof["batch"].to_numpy(dtype=int)
         raw_p95 = prof["p95_ms"].to_numpy(dtype=float)
-        filled = fill_p95(batches, raw_p95, max_batch)
-        p95 = postprocess_p95(batches, raw_p95, max_batch)
+        try:
+            filled = fill_p95(batches, raw_p95, max_batch)
+            p95 = postprocess_p95(batches, raw_p95, max_batch)
+        except ConfigError as exc:
+            raise ConfigError(f"raw profile, model {model!r}: {exc}") from None
         for b in range(1, max_batch + 1):
             carried = b + int(np.argmin(filled[b - 1:]))      # the size l(b) comes from
             le = batches[batches <= carried]

@@ -191,8 +191,8 @@ def import_torchvision():
         for k in [k for k in sys.modules if k == "torchvision" or k.startswith("torchvision.")]:
             del sys.modules[k]
         sys.modules["torchvision._meta_registrations"] = types.ModuleType("torchvision._meta_registrations")
-        _IMPORT_NOTES["torchvision"] = ("compiled operators unavailable (a CUDA torchvision wheel beside "
-                                        "a CPU torch): model definitions only")
+        _IMPORT_NOTES["torchvision"] = ("definitions only: torchvision's compiled operators "
+                                        "do not load beside a CPU torch")
         try:
             import torchvision  # noqa: F401,F811
         except Exception as exc2:  # still broken: report, do not guess further
@@ -319,9 +319,9 @@ def availability(names=None) -> "Any":
                 e.quantize_cpu else sum(p.numel() for p in build(n, quantize=False).module.parameters())
             rows.append({"model": n, "family": e.family, "source": e.source, "task": e.task,
                          "input": bm.input_desc, "params_M": nparams / 1e6, "available": True,
-                         "reason": _IMPORT_NOTES.get(e.source, "")})
+                         "note": _IMPORT_NOTES.get(e.source, "")})
         except ModelUnavailable as exc:
             rows.append({"model": n, "family": e.family, "source": e.source, "task": e.task,
                          "input": "", "params_M": float("nan"), "available": False,
-                         "reason": str(exc)})
+                         "note": str(exc)})
     return pd.DataFrame(rows)

@@ -1,0 +1,215 @@
+"""The chapter "Measuring your own hardware": one function per table or figure, each returning
+a DataFrame, and the ``claims_*`` that set our numbers beside the papers' (``data/paper/profiling.csv``).
+
+The papers' profiles were measured on hardware the reader does not have: the TAD paper's Fig. 2
+on a TitanX, Shepherd's Table 4 on a V100, RAMSIS's tables on a 4-vCPU GCP n1 machine. This
+module measures the same models on the machine at hand (:func:`measure_live`), sets a stored or
+fresh profile beside the published ones, and re-runs the RAMSIS and Shepherd chapters on it
+(:func:`rerun_chapters`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from infsched.errors import ConfigError, one_of, require
+from infsched.profiles import load_profile
+from infsched.profiling.fit import as_raw, fit_residuals, linear_fit, measured_profile
+from infsched.profiling.timing import ProfileSettings, profile_zoo
+from infsched.profiling.zoo import SHEPHERD_NAMES, check_names, zoo_names
+
+__all__ = ["SCALE_NAMES", "Scale", "SCALES", "get_scale", "measured_path", "measure_live",
+           "family_fits", "claims_fig2", "shepherd_table", "claims_shepherd", "ramsis_table",
+           "claims_ramsis", "rerun_chapters", "conclusions_changed", "EXPERIMENTS"]
+
+SCALE_NAMES = ("smoke", "default", "paper")
+#: where the profile measured on this project's CPU machine is stored (relative to data/)
+MEASURED_CPU = Path("profiles") / "measured_cpu.csv"
+
+
+@dataclass(frozen=True)
+class Scale:
+    """The live measurement behind one scale: which models, which batch sizes, how many calls."""
+
+    models: tuple[str, ...]
+    batch_sizes: tuple[int, ...]
+    reps: int
+    min_reps: int
+    budget_s: float
+
+
+SCALES = {
+    # seconds: two small models, three sizes
+    "smoke": Scale(("resnet18", "mobilenet_v2"), (1, 2, 4), reps=5, min_reps=3, budget_s=0.3),
+    # the ResNet family of the TAD paper's Fig. 2, about a minute on one core
+    "default": Scale(zoo_names("tad"), (1, 2, 4, 8, 16), reps=20, min_reps=5, budget_s=1.0),
+    # the same at every size the RAMSIS artifact's table reaches, with more calls
+    "paper": Scale(zoo_names("tad"), (1, 2, 4, 8, 12, 16, 24, 32), reps=40, min_reps=8, budget_s=3.0),
+}
+
+
+def get_scale(scale: str) -> Scale:
+    return SCALES[one_of("scale", scale, SCALE_NAMES)]
+
+
+def measured_path(profile: "str | os.PathLike[str] | None" = None) -> Path:
+    """The raw profile to study: ``profile`` if given (a path, relative to the working
+    directory or to the repository root), else the one stored for this project's CPU machine."""
+    from infsched.report import find_data_dir
+
+    if profile is None:
+        return find_data_dir() / MEASURED_CPU
+    p = Path(profile)
+    for cand in (p, find_data_dir().parent / p):
+        if cand.is_file():
+            return cand.resolve()
+    raise ConfigError(f"profile = {str(profile)!r}: no such file (looked in {Path.cwd()} and in the "
+                      f"repository root); give the path of a CSV written by `infsched profile`")
+
+
+def measure_live(scale: str = "default", *, models=None, batch_sizes=None, device: str = "auto",
+                 threads: int | None = None, progress: bool = False) -> pd.DataFrame:
+    """Time ``models`` (default: the scale's) on this machine now: the raw profile rows."""
+    sc = get_scale(scale)
+    s = ProfileSettings(batch_sizes=batch_sizes or sc.batch_sizes, device=device, warmup=2,
+                        reps=sc.reps, min_reps=sc.min_reps, budget_s=sc.budget_s, threads=threads)
+    run = profile_zoo(check_names(models or sc.models), s, progress=progress)
+    if run.unavailable:
+        raise ConfigError("models: cannot be built here: " + "; ".join(run.unavailable.values()))
+    return run.raw
+
+
+def family_fits(raw: "pd.DataFrame | str | os.PathLike[str]", models=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The linear fit per model (mean latency) and every point's residual, for ``models``
+    (default: all in ``raw``)."""
+    df = as_raw(raw)
+    if models is not None:
+        df = df[df["model"].isin(check_names(models))]
+    fits = linear_fit(df)
+    return fits, fit_residuals(df, fits)
+
+
+def claims_fig2(raw: "pd.DataFrame | str | os.PathLike[str]") -> dict:
+    """The TAD paper's reading of its Fig. 2 (§2): a deeper ResNet takes longer at every batch
+    size, and the time is reliable enough to model as deterministic (we read that as the p95
+    within 10 % of the median at every size)."""
+    df = as_raw(raw)
+    res = df[df["model"].isin(zoo_names("tad"))]
+    order = {m: i for i, m in enumerate(zoo_names("tad"))}
+    deeper_slower = True
+    for _, g in res.groupby("batch"):
+        if len(g) < 2:
+            continue
+        lat = g.assign(k=g["model"].map(order)).sort_values("k")["mean_ms"].to_numpy()
+        deeper_slower &= bool(np.all(np.diff(lat) > 0))
+    spread = float((res["p95_ms"] / res["p50_ms"]).max() - 1.0)
+    return {"deeper_is_slower": bool(deeper_slower), "p95_within_10pct_of_median": spread <= 0.10,
+            "_spread": spread}
+
+
+def shepherd_table(raw: "pd.DataFrame | str | os.PathLike[str]", stat: str = "mean_ms") -> pd.DataFrame:
+    """Table 4 (V100) beside our fit of the same models, one row per Table 4 model: α, β, R²,
+    the largest relative residual, and the model's batch-1 latency, ours over theirs. Models
+    not measured (or that cannot be built here) have NaN in our columns."""
+    from infsched.shepherd.model import TABLE4
+
+    fits = linear_fit(raw, stat=stat).set_index("model")
+    rows = []
+    for name, (short, a, b, _) in TABLE4.items():
+        z = SHEPHERD_NAMES[short]
+        f = fits.loc[z] if z in fits.index else None
+        rows.append({"model": name, "zoo name": z, "alpha V100 (ms)": a, "beta V100 (ms)": b,
+                     "alpha ours (ms)": np.nan if f is None else f["alpha_ms"],
+                     "beta ours (ms)": np.nan if f is None else f["beta_ms"],
+                     "R2": np.nan if f is None else f["r2"],
+                     "max rel. residual": np.nan if f is None else f["max_rel_residual"],
+                     "sizes fitted": 0 if f is None else int(f["n_batches"]),
+                     "l(1) ours / V100": np.nan if f is None else (f["alpha_ms"] + f["beta_ms"]) / (a + b)})
+    return pd.DataFrame(rows)
+
+
+def claims_shepherd(raw: "pd.DataFrame | str | os.PathLike[str]", min_r2: float = 0.99) -> dict:
+    """Shepherd Eq. 1 (§3.1): "a simple linear model can accurately describe the execution
+    latency" — every measured Table 4 model's fit has R² ≥ ``min_r2``; and larger batches give
+    more throughput (b / ℓ(b) non-decreasing in the measured means). Plus the rank agreement
+    of α with Table 4 (Spearman), for the note."""
+    t = shepherd_table(raw).dropna(subset=["R2"])
+    df = as_raw(raw)
+    df = df[df["model"].isin(t["zoo name"])]
+    tput_up = all(bool(np.all(np.diff(g.sort_values("batch").eval("batch / mean_ms")) >= -1e-12))
+                  for _, g in df.groupby("model"))
+    rho = float(t[["alpha V100 (ms)", "alpha ours (ms)"]].rank().corr().iloc[0, 1]) if len(t) > 2 else np.nan
+    return {"linear_fits": bool((t["R2"] >= min_r2).all()) and len(t) > 0,
+            "larger_batches_more_throughput": bool(tput_up), "_min_r2": float(t["R2"].min()),
+            "_worst": str(t.loc[t["R2"].idxmin(), "model"]) if len(t) else "", "_alpha_rank_corr": rho,
+            "_n": int(len(t))}
+
+
+def ramsis_table(raw: "pd.DataFrame | str | os.PathLike[str]") -> pd.DataFrame:
+    """RAMSIS's image models: the artifact's batch-1 p95 (GCP n1, 4 vCPUs) beside ours, the
+    published accuracy, and whether each model is on the accuracy-latency Pareto front of the
+    published profile and of ours."""
+    pub = load_profile("ramsis-image")
+    ours = measured_profile(raw, "image")
+    pub_front = set(pub.pareto_front().models)
+    our_front = set(ours.pareto_front().models)
+    rows = []
+    for m, acc in zip(pub.models, pub.accuracy):
+        i = pub.index(m)
+        mine = ours.latency(ours.index(m), 1) if m in ours.models else np.nan
+        rows.append({"model": m, "accuracy (%)": acc, "p95 b=1 artifact (ms)": pub.latency(i, 1),
+                     "p95 b=1 ours (ms)": mine, "ours / artifact": mine / pub.latency(i, 1),
+                     "front (artifact)": m in pub_front, "front (ours)": m in our_front})
+    return pd.DataFrame(rows).sort_values("p95 b=1 artifact (ms)").reset_index(drop=True)
+
+
+def claims_ramsis(raw: "pd.DataFrame | str | os.PathLike[str]") -> dict:
+    """RAMSIS Fig. 3: the Pareto front of the 26 image models holds 9 models; on our profile
+    it holds how many, and are they the same ones? Also the rank correlation of batch-1
+    latency with the artifact's, for the note."""
+    t = ramsis_table(raw)
+    measured = t.dropna(subset=["p95 b=1 ours (ms)"])
+    rho = float(measured[["p95 b=1 artifact (ms)", "p95 b=1 ours (ms)"]].rank().corr().iloc[0, 1])
+    return {"pareto_models": float(t["front (ours)"].sum()),
+            "same_front": bool((t["front (ours)"] == t["front (artifact)"]).all()),
+            "_rank_corr": rho, "_median_ratio": float(measured["ours / artifact"].median()),
+            "_n": int(len(measured))}
+
+
+def rerun_chapters(profile: "str | os.PathLike[str]", *, chapters=("ramsis", "shepherd"),
+                   scale: str = "smoke") -> pd.DataFrame:
+    """Re-run each chapter through papermill twice, on its published profile and on
+    ``profile``, and read back both verdict tables: one row per (chapter, item, quantity)
+    with the paper's number, ours on each profile, and each verdict."""
+    from infsched.runner import run_chapter
+
+    one_of("scale", scale, SCALE_NAMES)
+    path = str(measured_path(profile))
+    parts = []
+    for ch in chapters:
+        one_of("chapter", ch, ("ramsis", "shepherd"))
+        tables = {}
+        for label, params in (("published", {}), ("measured", {"profile": path})):
+            nb = run_chapter(ch, params, scale=scale)
+            v = nb.parent / "verdicts.csv"
+            require(v.is_file(), "chapter", ch, f"wrote no verdict table ({v})")
+            tables[label] = pd.read_csv(v)[["item", "quantity", "paper", "ours", "verdict"]]
+        m = tables["published"].merge(tables["measured"], on=["item", "quantity", "paper"], how="outer",
+                                      suffixes=(" (published)", " (measured)"))
+        parts.append(m.assign(chapter=ch))
+    out = pd.concat(parts, ignore_index=True)
+    return out[["chapter", "item", "quantity", "paper", "ours (published)", "verdict (published)",
+                "ours (measured)", "verdict (measured)"]]
+
+
+def conclusions_changed(reruns: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :func:`rerun_chapters` whose verdict differs between the two profiles."""
+    return reruns[reruns["verdict (published)"] != reruns["verdict (measured)"]].reset_index(drop=True)
+
+
+EXPERIMENTS = {"measure_live": measure_live}
