@@ -6,26 +6,39 @@ Every workload is the seeded MAF-synth stand-in for the Azure Functions trace
 whose batches take Table 4's ``α b + β`` ms, which is how the paper produced its large-scale
 results too. Simulated points go through :func:`infsched.sweep.run_sweep`: cached on disk per
 point and keyed by a hash of the code they run, so an interrupted run resumes.
+
+The batch latencies can instead come from the reader's hardware: :func:`use_profile` with the
+path of a raw profile CSV (``infsched profile``) fits ``α, β`` per model and every experiment that
+runs Table 4's models uses them. The fitted profile is a plain value, :class:`ProfileSource`, that
+each simulated point carries as its ``profile`` parameter: worker processes rebuild the same
+models from it without reading the file, and its repr (the file's content hash and the fits) is
+part of the point's cache key.
 """
 
 from __future__ import annotations
 
 import hashlib
 import inspect
+import math
+import os
+import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-from infsched.errors import one_of, require
+from infsched.errors import ConfigError, config_error, one_of, require
 from infsched.shepherd import herd, nexus, sim, theory, traces
 from infsched.shepherd.model import (B_MAX, DEFAULT_SLO_MS, TABLE4, ModelSet, Requests,
                                      model_set)
 from infsched.sweep import default_processes, run_sweep
 
-__all__ = ["SCALES", "SYSTEMS", "CONTROLLER_US", "PER_WORKER_RATE", "get_scale",
+__all__ = ["PUBLISHED", "PROFILE_DEPENDENT", "ProfileSource", "load_profile", "use_profile",
+           "active_profile", "profile_models", "profile_table", "SCALES", "SYSTEMS",
+           "CONTROLLER_US", "PER_WORKER_RATE", "get_scale",
            "check_parameters", "table4", "claims_table4", "theory_curve", "claims_theory", "fig2",
            "claims_fig2", "fig5", "claims_fig5", "table5", "claims_table5", "fig3", "claims_fig3",
            "fig4", "claims_fig4", "fig11a", "claims_fig11a", "knapsack_bound", "run_system",
@@ -86,12 +99,209 @@ def get_scale(scale: str) -> Scale:
     return SCALES[one_of("scale", scale, SCALE_NAMES)]
 
 
+# ------------------------------------------------------------------ the latency profile
+
+#: the ``profile`` of Table 4: the paper's α, β, measured on a V100
+PUBLISHED = "published"
+#: the chapter's items whose numbers come from the profile's latencies (the others, the toys,
+#: the theory, the trace statistics and the planner's timing, do not depend on it)
+PROFILE_DEPENDENT = ("table4", "fig7", "fig8", "fig9", "fig10", "fig11a", "fig11b")
+
+_REPO_ROOT = Path(__file__).resolve().parents[3]
+_PROFILE_ALLOWED = (f"must be {PUBLISHED!r} (Table 4's V100 α, β) or the path of a raw profile "
+                    "CSV written by `infsched profile` (a relative path is looked up from the "
+                    "working directory, then the repository root)")
+
+
+@dataclass(frozen=True, repr=False)
+class ProfileSource:
+    """Where the models' batch latencies come from: Table 4 (``sha256 == ""``) or ``α, β``
+    fitted to a raw profile CSV (:func:`load_profile`).
+
+    A plain, picklable value, so it travels in sweep points: ``fits`` holds ``(short name, α, β)``
+    of every measured Table 4 model, and a worker process rebuilds the same models from it
+    (:func:`profile_models`) without reading the file, which may have changed since. Its repr, the
+    file's content hash, the statistic fitted and the fits, is what a sweep's cache key sees:
+    two files with different contents never share a cached point, and the published profile
+    never shares one with a measured one. ``path``, ``dropped`` (Table 4 models not measured),
+    ``quality`` (``(short, r2, max_rel_residual, n_batches, b_max)`` per fit) and ``where`` (the
+    machine) are for display and stay out of the key.
+    """
+
+    sha256: str = ""
+    stat: str = "mean_ms"
+    fits: tuple[tuple[str, float, float], ...] = ()
+    path: str = field(default="", compare=False)
+    dropped: tuple[str, ...] = field(default=(), compare=False)
+    quality: tuple[tuple[str, float, float, int, int], ...] = field(default=(), compare=False)
+    where: str = field(default="", compare=False)
+
+    @property
+    def published(self) -> bool:
+        return self.sha256 == ""
+
+    @property
+    def label(self) -> str:
+        """``"published"`` or the file's path."""
+        return PUBLISHED if self.published else self.path
+
+    def __repr__(self) -> str:
+        if self.published:
+            return f"ProfileSource({PUBLISHED!r})"
+        return f"ProfileSource(sha256={self.sha256!r}, stat={self.stat!r}, fits={self.fits!r})"
+
+
+_PUBLISHED_SOURCE = ProfileSource()
+_ACTIVE: ProfileSource = _PUBLISHED_SOURCE
+
+
+def _find_profile_file(source: "str | os.PathLike[str]") -> Path:
+    p = Path(source).expanduser()
+    tried = [p] if p.is_absolute() else [Path.cwd() / p, _REPO_ROOT / p]
+    for c in tried:
+        if c.is_file():
+            return c.resolve()
+    raise config_error("profile", str(source), _PROFILE_ALLOWED + "; no such file: "
+                       + ", ".join(str(c) for c in dict.fromkeys(tried)))
+
+
+def load_profile(source: "str | os.PathLike[str] | ProfileSource" = PUBLISHED,
+                 stat: str = "mean_ms") -> ProfileSource:
+    """The :class:`ProfileSource` of ``source``: ``"published"`` (Table 4), a ProfileSource (as
+    it is), or the path of a raw profile CSV (:func:`infsched.profiling.read_raw`), whose
+    models' ``α, β`` are fitted to ``stat`` by :func:`infsched.profiling.measured_model_set`.
+    The file is read once and fitted from the bytes its hash is taken of. A bad source is a
+    ConfigError naming ``profile``."""
+    if isinstance(source, ProfileSource):
+        return source
+    require(isinstance(source, (str, os.PathLike)) and str(source).strip() != "", "profile",
+            source, _PROFILE_ALLOWED)
+    if str(source) == PUBLISHED:
+        return _PUBLISHED_SOURCE
+    from infsched.profiling import measured_model_set, read_raw
+    from infsched.profiling.fit import linear_fit
+    from infsched.profiling.zoo import SHEPHERD_NAMES
+
+    path = _find_profile_file(source)
+    data = path.read_bytes()
+    with tempfile.TemporaryDirectory(prefix="infsched-profile-") as tmp:
+        snap = Path(tmp) / path.name
+        snap.write_bytes(data)
+        try:
+            raw = read_raw(snap)
+            ms, dropped = measured_model_set(raw, "all17", stat=stat)
+        except ConfigError as exc:
+            raise config_error("profile", str(source), "must be a raw profile CSV written by "
+                               f"`infsched profile` with some of Table 4's models: "
+                               f"{str(exc).replace(str(snap), str(path))}") from None
+    fit = linear_fit(raw, stat=stat).set_index("model")
+    quality = tuple((s, float(fit.loc[SHEPHERD_NAMES[s], "r2"]),
+                     float(fit.loc[SHEPHERD_NAMES[s], "max_rel_residual"]),
+                     int(fit.loc[SHEPHERD_NAMES[s], "n_batches"]),
+                     int(fit.loc[SHEPHERD_NAMES[s], "b_max"])) for s in ms.names)
+    where = ""
+    if {"device", "device_name", "threads", "precision"} <= set(raw.columns):
+        d = raw.iloc[0]
+        where = f"{d['device_name']} ({d['device']}, {d['threads']} threads, {d['precision']})"
+    return ProfileSource(sha256=hashlib.sha256(data).hexdigest()[:16], stat=stat,
+                         fits=tuple((n, float(a), float(b))
+                                    for n, a, b in zip(ms.names, ms.alpha, ms.beta)),
+                         path=str(path), dropped=tuple(dropped), quality=quality, where=where)
+
+
+def use_profile(source: "str | os.PathLike[str] | ProfileSource" = PUBLISHED,
+                stat: str = "mean_ms") -> ProfileSource:
+    """Run every experiment of this module on ``source``'s latencies (see :func:`load_profile`)
+    from now on, in this process and in the sweeps' workers; returns the ProfileSource.
+    ``use_profile("published")`` restores Table 4."""
+    global _ACTIVE
+    _ACTIVE = load_profile(source, stat)
+    return _ACTIVE
+
+
+def active_profile() -> ProfileSource:
+    """The profile the experiments use now (:func:`use_profile`)."""
+    return _ACTIVE
+
+
+def _profile(profile) -> ProfileSource:
+    return _ACTIVE if profile is None else load_profile(profile)
+
+
+def profile_models(model_set_name: str = "cv16", profile=None) -> ModelSet:
+    """The models of ``model_set_name`` under ``profile`` (None: the active one): Table 4's, or
+    those of the set that were measured, with the fitted ``α, β`` and Table 4's exit points."""
+    p = _profile(profile)
+    base = model_set(model_set_name)
+    if p.published:
+        return base
+    fits = {n: (a, b) for n, a, b in p.fits}
+    keep = [i for i, n in enumerate(base.names) if n in fits]
+    if not keep:
+        raise config_error("profile", p.label, f"measures none of {model_set_name}'s models "
+                           f"({', '.join(base.names)})")
+    names = tuple(base.names[i] for i in keep)
+    return ModelSet(names, np.array([fits[n][0] for n in names]),
+                    np.array([fits[n][1] for n in names]), base.exit_points[np.array(keep)])
+
+
+def profile_table(model_set_name: str = "cv16", slo_ms: float = DEFAULT_SLO_MS,
+                  profile=None) -> pd.DataFrame:
+    """Table 4's ``α, β`` beside the profile's, per model of the set: the fit's R² and largest
+    relative residual, the batch sizes it rests on, ``ℓ(1)`` both ways and, at ``slo_ms``, the
+    largest feasible batch under the profile (0: unservable); models not measured say so."""
+    p = _profile(profile)
+    base = model_set(model_set_name)
+    fits = {n: (a, b) for n, a, b in p.fits} if not p.published else \
+        {n: (a, b) for n, a, b in zip(base.names, base.alpha, base.beta)}
+    quality = {q[0]: q[1:] for q in p.quality}
+    long = {v[0]: k for k, v in TABLE4.items()}
+    rows = []
+    for n, a4, b4 in zip(base.names, base.alpha, base.beta):
+        row = {"model": long[n], "short": n, "Table 4 alpha (ms)": a4, "Table 4 beta (ms)": b4}
+        if n in fits:
+            a, b = fits[n]
+            r2, resid, nb, bmax = quality.get(n, (np.nan,) * 4)
+            b_slo = int(ModelSet((n,), np.array([a]), np.array([b]), np.array([1]))
+                        .max_batch(slo_ms)[0])
+            row.update({"alpha (ms)": a, "beta (ms)": b, "r2": r2, "max rel. residual": resid,
+                        "batches fitted": nb, "largest batch fitted": bmax,
+                        "l(1) / Table 4's": (a + b) / (a4 + b4),
+                        f"b_max at {slo_ms:g} ms": b_slo,
+                        "status": "measured" if b_slo > 0 else f"unservable at {slo_ms:g} ms"})
+        else:
+            row["status"] = "not measured"
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    ints = [c for c in ("batches fitted", "largest batch fitted", f"b_max at {slo_ms:g} ms")
+            if c in out.columns]
+    out[ints] = out[ints].astype("Int64")
+    return out
+
+
+def _finite(x, reason: str):
+    """``x`` as a float, or :class:`~infsched.report.NotReproducible` (``reason``) where it is
+    not finite (a ratio to a goodput of zero: a profile under which a system serves nothing)."""
+    from infsched.report import NotReproducible
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = float(x)
+    return v if math.isfinite(v) else NotReproducible(reason)
+
+
+def _ratio(num, den, reason: str):
+    """``num / den`` as a float, or NotReproducible (``reason``) where ``den`` is zero."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _finite(num / den, reason)
+
+
 def check_parameters(workers: int, slo_ms: float, model_set_name: str = "cv16",
-                     lam: float = 3.03) -> None:
-    """Fail early, naming the parameter, on a bad chapter parameter."""
+                     lam: float = 3.03, *, profile=None) -> None:
+    """Fail early, naming the parameter, on a bad chapter parameter (the SLO against the
+    models of ``profile``, None: the active one)."""
     require(isinstance(workers, (int, np.integer)) and workers >= 1, "workers", workers,
             "must be an integer >= 1 (GPUs)")
-    model_set(model_set_name).check_slo(slo_ms)
+    profile_models(model_set_name, profile).check_slo(slo_ms)
     require(np.isfinite(lam) and lam > 1, "lam", lam, "must be > 1 (FLEX preempts when the new "
             "batch is at least λ times the running one)")
 
@@ -116,11 +326,24 @@ def table4() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def claims_table4() -> dict:
-    t = table4().set_index("short")
-    return {"rn18_b1_ms": float(t.loc["RN18", "l(1) (ms)"]),
-            "rn18_b128_ms": float(t.loc["RN18", "l(128) (ms)"]),
-            "rs269_b1_ms": float(t.loc["RS269", "l(1) (ms)"])}
+def claims_table4(profile=None) -> dict:
+    """Table 4's latencies of ResNet18 and ResNeSt269; under a measured ``profile`` (None: the
+    active one) the fitted ones (``ℓ(128)`` extrapolated past the largest batch profiled)."""
+    p = _profile(profile)
+    if p.published:
+        t = table4().set_index("short")
+        return {"rn18_b1_ms": float(t.loc["RN18", "l(1) (ms)"]),
+                "rn18_b128_ms": float(t.loc["RN18", "l(128) (ms)"]),
+                "rs269_b1_ms": float(t.loc["RS269", "l(1) (ms)"])}
+    from infsched.report import NotReproducible
+
+    ms = profile_models("all17", p)
+    out = {}
+    for q, short, b in (("rn18_b1_ms", "RN18", 1), ("rn18_b128_ms", "RN18", 128),
+                        ("rs269_b1_ms", "RS269", 1)):
+        out[q] = (float(ms.latency(ms.names.index(short), b)) if short in ms.names
+                  else NotReproducible(f"{short} is not in the measured profile"))
+    return out
 
 
 def theory_curve(lams=None) -> pd.DataFrame:
@@ -254,10 +477,20 @@ def claims_fig4(f4: pd.DataFrame) -> dict:
 
 # ------------------------------------------------------------------ Fig. 11a: FLEX's benefit
 
-def _fig11a_workload(seconds: float, slo_ms: float) -> tuple[Requests, ModelSet, float]:
+_FIG11A_COLUMNS = ["slo_ms", "system", "goodput", "preemptions", "wasted_pct"]
+
+
+def _fig11a_missing(profile=None) -> list[str]:
+    """Fig. 11a's models (ResNet18, ResNeSt269) that ``profile`` did not measure."""
+    names = profile_models("cv16", profile).names
+    return [n for n in ("RN18", "RS269") if n not in names]
+
+
+def _fig11a_workload(seconds: float, slo_ms: float,
+                     profile=None) -> tuple[Requests, ModelSet, float]:
     """Fig. 11a's two streams on one GPU: ResNet18 in bursts of 1024 every 120 ms from 5 ms,
     ResNeSt269 one request every ms; the horizon in ms."""
-    ms = model_set("cv16")
+    ms = profile_models("cv16", profile)
     names = list(ms.names)
     models = ms.subset([names.index("RN18"), names.index("RS269")])
     horizon = seconds * 1000.0
@@ -267,15 +500,21 @@ def _fig11a_workload(seconds: float, slo_ms: float) -> tuple[Requests, ModelSet,
     return Requests.with_slo(np.r_[a, b], mdl, slo_ms), models, horizon
 
 
-def fig11a(scale: str = "default", slos=(250.0, 90.0)) -> pd.DataFrame:
+def fig11a(scale: str = "default", slos=(250.0, 90.0), *, profile=None) -> pd.DataFrame:
     """Fig. 11a: one GPU, stream A (ResNet18) in bursts of 1024 every 120 ms from 5 ms, stream
-    B (ResNeSt269) one request every ms; goodput of Clockwork, SHEPHERD-NP and SHEPHERD."""
+    B (ResNeSt269) one request every ms; goodput of Clockwork, SHEPHERD-NP and SHEPHERD. Empty
+    when ``profile`` (None: the active one) lacks either model."""
     sc = get_scale(scale)
+    missing = _fig11a_missing(profile)
+    if missing:
+        out = pd.DataFrame(columns=_FIG11A_COLUMNS)
+        out.attrs["missing"] = missing
+        return out
     rows = []
     for slo in slos:
-        req, models, horizon = _fig11a_workload(sc.fig11a_s, slo)
+        req, ms, horizon = _fig11a_workload(sc.fig11a_s, slo, profile)
         for p, name in (("clockwork", "Clockwork"), ("flex-np", "SHEPHERD-NP"), ("flex", "SHEPHERD")):
-            r = sim.simulate(req, models, 1, p)
+            r = sim.simulate(req, ms, 1, p)
             rows.append({"slo_ms": slo, "system": name, "goodput": r.goodput(0.0, horizon),
                          "preemptions": r.preemptions,
                          "wasted_pct": 100 * float(r.wasted_ms.sum()) / horizon})
@@ -283,14 +522,17 @@ def fig11a(scale: str = "default", slos=(250.0, 90.0)) -> pd.DataFrame:
 
 
 def lambda_sweep(scale: str = "default", lams=(1.5, 2.0, 2.38, 3.03, 5.0, 10.0),
-                 slo_ms: float = 90.0) -> pd.DataFrame:
+                 slo_ms: float = 90.0, *, profile=None) -> pd.DataFrame:
     """FLEX's preemption threshold λ on Fig. 11a's workload (an ablation the paper does not
-    show): goodput, preemptions and the share of GPU time wasted on preempted batches."""
+    show): goodput, preemptions and the share of GPU time wasted on preempted batches. Empty
+    when ``profile`` (None: the active one) lacks Fig. 11a's models."""
     sc = get_scale(scale)
-    req, models, horizon = _fig11a_workload(sc.fig11a_s, slo_ms)
+    if _fig11a_missing(profile):
+        return pd.DataFrame(columns=["lambda", "goodput", "preemptions", "wasted_pct"])
+    req, ms, horizon = _fig11a_workload(sc.fig11a_s, slo_ms, profile)
     rows = []
     for lam in lams:
-        r = sim.simulate(req, models, 1, "flex", lam=lam)
+        r = sim.simulate(req, ms, 1, "flex", lam=lam)
         rows.append({"lambda": lam, "goodput": r.goodput(0.0, horizon),
                      "preemptions": r.preemptions,
                      "wasted_pct": 100 * float(r.wasted_ms.sum()) / horizon})
@@ -298,11 +540,19 @@ def lambda_sweep(scale: str = "default", lams=(1.5, 2.0, 2.38, 3.03, 5.0, 10.0),
 
 
 def claims_fig11a(f11: pd.DataFrame) -> dict:
+    quantities = ("sh_over_cw_250", "np_over_cw_250", "sh_over_np_90", "sh_over_cw_90")
+    if f11.empty:
+        from infsched.report import NotReproducible
+
+        lacks = " and ".join(f11.attrs.get("missing", ["ResNet18 or ResNeSt269"]))
+        why = NotReproducible(f"the profile lacks {lacks}, of Fig. 11a's two models")
+        return {q: why for q in quantities}
     g = f11.pivot(index="slo_ms", columns="system", values="goodput")
-    return {"sh_over_cw_250": float(g.loc[250, "SHEPHERD"] / g.loc[250, "Clockwork"]),
-            "np_over_cw_250": float(g.loc[250, "SHEPHERD-NP"] / g.loc[250, "Clockwork"]),
-            "sh_over_np_90": float(g.loc[90, "SHEPHERD"] / g.loc[90, "SHEPHERD-NP"]),
-            "sh_over_cw_90": float(g.loc[90, "SHEPHERD"] / g.loc[90, "Clockwork"])}
+    zero = "the baseline serves nothing at this SLO under this profile"
+    return {"sh_over_cw_250": _ratio(g.loc[250, "SHEPHERD"], g.loc[250, "Clockwork"], zero),
+            "np_over_cw_250": _ratio(g.loc[250, "SHEPHERD-NP"], g.loc[250, "Clockwork"], zero),
+            "sh_over_np_90": _ratio(g.loc[90, "SHEPHERD"], g.loc[90, "SHEPHERD-NP"], zero),
+            "sh_over_cw_90": _ratio(g.loc[90, "SHEPHERD"], g.loc[90, "Clockwork"], zero)}
 
 
 # ------------------------------------------------------------------ Figs. 7-9: load and SLO
@@ -329,40 +579,54 @@ def knapsack_bound(model_rates, models: ModelSet, slo_ms: float, n_gpus: float) 
 
 def _shepherd_groups(model_rates, models: ModelSet, workers: int, slo_ms: float,
                      g_bar: int = 12) -> tuple[np.ndarray, np.ndarray]:
-    """HERD-L's groups for the cluster: (group of each model, GPUs of each group)."""
+    """HERD-L's groups for the cluster: (group of each model, GPUs of each group). [ours] When
+    Nexus's rule (two batch latencies within the SLO) leaves every model unservable, as a
+    measured profile's slow models can at a tight SLO, the needs are sized on the ceiling (the
+    largest batch within the SLO, back to back) instead; with no servable model at all, every
+    model goes to the first group."""
     if workers <= g_bar:
         return np.zeros(models.n, dtype=np.int64), np.array([workers])
     T = herd.stream_throughput(models, slo_ms)
     need = np.where(T > 0, np.asarray(model_rates) / np.where(T > 0, T, 1), 0.0)
+    if not need.sum() > 0:
+        b = models.max_batch(slo_ms)
+        T = np.where(b > 0, 1000.0 * b / models.latency(np.arange(models.n), np.maximum(b, 1)), 0)
+        need = np.where(T > 0, np.asarray(model_rates) / np.where(T > 0, T, 1), 0.0)
+        if not need.sum() > 0:
+            sizes = [g_bar] * (workers // g_bar) + ([workers % g_bar] if workers % g_bar else [])
+            return np.zeros(models.n, dtype=np.int64), np.array(sizes, dtype=np.int64)
     plan = herd.herd_l(need, workers, g_bar)
     return np.asarray(plan.assign, dtype=np.int64), np.asarray(plan.sizes, dtype=np.int64)
 
 
 def _point_workload(variant: str, rate: float, workers: int, slo_ms: float, seed: int,
                     warmup_s: float, measure_s: float, streams: int, model_set_name: str,
-                    instances: bool):
+                    instances: bool, profile=PUBLISHED):
     """The models, MAF-synth slice, requests and measured window ``[t0, t1)`` (ms) of one point.
     Arrivals go on for one SLO past the window: a window that ends with the arrivals would be
     followed by a drain in which the GPUs serve only its requests, inflating goodput."""
-    models = model_set(model_set_name)
+    ms = profile_models(model_set_name, profile)
     if instances:
-        models = models.replicate(workers)
+        ms = ms.replicate(workers)
     horizon = warmup_s + measure_s + slo_ms / 1000.0
-    sl = traces.maf_arrivals(streams, rate, horizon, variant, models, seed=seed)
-    return models, sl, sl.requests(slo_ms), 1000.0 * warmup_s, 1000.0 * (warmup_s + measure_s)
+    sl = traces.maf_arrivals(streams, rate, horizon, variant, ms, seed=seed)
+    return ms, sl, sl.requests(slo_ms), 1000.0 * warmup_s, 1000.0 * (warmup_s + measure_s)
 
 
 def run_system(system: str, variant: str, rate: float, workers: int, slo_ms: float, seed: int,
                warmup_s: float, measure_s: float, streams: int, lam: float = 3.03,
                model_set_name: str = "cv16", controller_us: float = 0.0,
-               g_bar: int = 12, instances: bool = False) -> dict:
+               g_bar: int = 12, instances: bool = False, profile=PUBLISHED) -> dict:
     """One point of Figs. 7-10: ``system`` serving MAF-synth (``variant``) at ``rate`` req/s on
     ``workers`` GPUs; goodput and utilisation over the measured window, after the warm-up.
     SHEPHERD is HERD-L's groups of at most ``g_bar`` GPUs, each run by FLEX. ``instances``: one
     model instance per GPU (instance k has profile k mod 16; the paper's "#models = #workers"),
-    so that a model-stream, which HERD places in one group, never needs more than a group."""
+    so that a model-stream, which HERD places in one group, never needs more than a group.
+    ``profile``: a :class:`ProfileSource` (or ``"published"``), carried by the point so that a
+    worker process runs the caller's models and the cache keeps profiles apart."""
     models, sl, req, t0, t1 = _point_workload(variant, rate, workers, slo_ms, seed, warmup_s,
-                                              measure_s, streams, model_set_name, instances)
+                                              measure_s, streams, model_set_name, instances,
+                                              profile)
     lat = np.empty(0)
     if system == "Nexus":
         r = nexus.simulate(req, models, workers, nexus.plan_for_peak(req, models, workers, slo_ms))
@@ -405,12 +669,13 @@ def run_system(system: str, variant: str, rate: float, workers: int, slo_ms: flo
 def shepherd_group(variant: str, rate: float, workers: int, slo_ms: float, seed: int,
                    warmup_s: float, measure_s: float, streams: int, group: int,
                    lam: float = 3.03, model_set_name: str = "cv16", controller_us: float = 0.0,
-                   g_bar: int = 12, instances: bool = False) -> dict:
+                   g_bar: int = 12, instances: bool = False, profile=PUBLISHED) -> dict:
     """Group ``group`` of SHEPHERD's plan for one point of :func:`run_system`: the same workload
     and HERD-L plan, only this group's requests, served by one FLEX. Groups are independent by
     construction, so a large cluster's groups run as separate sweep points, in parallel."""
     models, sl, req, t0, t1 = _point_workload(variant, rate, workers, slo_ms, seed, warmup_s,
-                                              measure_s, streams, model_set_name, instances)
+                                              measure_s, streams, model_set_name, instances,
+                                              profile)
     assign, sizes = _shepherd_groups(sl.rates.model_rate, models, workers, slo_ms, g_bar)
     mask = assign[req.model] == group
     size = int(sizes[group])
@@ -425,17 +690,19 @@ def shepherd_group(variant: str, rate: float, workers: int, slo_ms: float, seed:
 def _sim_version() -> str:
     """The cache key of a simulated point: the point functions and every module they run."""
     return _code_version(run_system, shepherd_group, _point_workload, knapsack_bound,
-                         _shepherd_groups, sim, nexus, traces, herd)
+                         _shepherd_groups, profile_models, sim, nexus, traces, herd)
 
 
 def _systems_sweep(sc: Scale, points: list[tuple[float, float]], by: str, seed: int,
                    workers: int, lam: float, model_set_name: str,
-                   n_jobs: int | None) -> pd.DataFrame:
+                   n_jobs: int | None, profile=None) -> pd.DataFrame:
     """SHEPHERD, Clockwork and Nexus at each (rate, SLO) point on both workloads, averaged over
     the scale's seeds and grouped by ``by`` (``"rate"`` or ``"slo_ms"``)."""
+    prof = _profile(profile)
+    profile_models(model_set_name, prof)  # fail here, not in a worker, on a set the profile lacks
     grid = [dict(system=s, variant=v, rate=r, workers=workers, slo_ms=slo, seed=seed + k,
                  warmup_s=sc.warmup_s, measure_s=sc.measure_s, streams=sc.streams, lam=lam,
-                 model_set_name=model_set_name)
+                 model_set_name=model_set_name, profile=prof)
             for s in SYSTEMS for v in ("stable", "bursty") for r, slo in points
             for k in range(sc.seeds)]
     out = run_sweep(run_system, grid, n_jobs=default_processes(n_jobs), version=_sim_version())
@@ -443,13 +710,14 @@ def _systems_sweep(sc: Scale, points: list[tuple[float, float]], by: str, seed: 
 
 
 def fig7(scale: str = "default", seed: int = 0, *, workers: int = 12, slo_ms: float = 250.0,
-         lam: float = 3.03, model_set_name: str = "cv16", n_jobs: int | None = None) -> pd.DataFrame:
+         lam: float = 3.03, model_set_name: str = "cv16", n_jobs: int | None = None,
+         profile=None) -> pd.DataFrame:
     """Fig. 7 (and Fig. 8's latencies): goodput and utilisation of SHEPHERD, Clockwork and Nexus
     against the offered load (the paper's grid for 12 GPUs, scaled by ``workers``/12), on
     MAF-stable and MAF-bursty."""
     sc = get_scale(scale)
     return _systems_sweep(sc, [(r * workers / 12, slo_ms) for r in sc.rates], "rate", seed,
-                          workers, lam, model_set_name, n_jobs)
+                          workers, lam, model_set_name, n_jobs, profile)
 
 
 def claims_fig7(f7: pd.DataFrame) -> dict:
@@ -463,15 +731,18 @@ def claims_fig7(f7: pd.DataFrame) -> dict:
     high_util = bool((sh[sh["rate"] >= r12]["utilization"] >= 0.90).all())
     nexus_below = all(util[(v, "Nexus", top)] < util[(v, "SHEPHERD", top)]
                       for v in ("stable", "bursty"))
-    return {"sh_over_cw_stable": float(at[("stable", "SHEPHERD")] / at[("stable", "Clockwork")]),
-            "sh_over_cw_bursty": float(at[("bursty", "SHEPHERD")] / at[("bursty", "Clockwork")]),
-            "sh_over_nexus_stable": float(at[("stable", "SHEPHERD")] / at[("stable", "Nexus")]),
-            "sh_over_nexus_bursty": float(at[("bursty", "SHEPHERD")] / at[("bursty", "Nexus")]),
+    zero = "the baseline serves nothing at the highest load under this profile"
+    return {"sh_over_cw_stable": _ratio(at[("stable", "SHEPHERD")], at[("stable", "Clockwork")], zero),
+            "sh_over_cw_bursty": _ratio(at[("bursty", "SHEPHERD")], at[("bursty", "Clockwork")], zero),
+            "sh_over_nexus_stable": _ratio(at[("stable", "SHEPHERD")], at[("stable", "Nexus")], zero),
+            "sh_over_nexus_bursty": _ratio(at[("bursty", "SHEPHERD")], at[("bursty", "Nexus")], zero),
             "high_util_low_load": high_util,
             "cw_saturates": bool(all(cw[(v, top)] <= 1.3 * cw[(v, r12)] for v in ("stable", "bursty"))),
             "nexus_util_below_sh": bool(nexus_below),
-            "sh_util_over_nexus_bursty": float(util[("bursty", "SHEPHERD", top)]
-                                               / util[("bursty", "Nexus", top)]),
+            "sh_util_over_nexus_bursty": _ratio(util[("bursty", "SHEPHERD", top)],
+                                                util[("bursty", "Nexus", top)],
+                                                "Nexus's GPUs are idle at the highest load under "
+                                                "this profile"),
             "below_knapsack_bound": bool((sh["goodput"] <= sh["bound"] * 1.0001).all())}
 
 
@@ -482,11 +753,12 @@ def claims_fig8(f7: pd.DataFrame) -> dict:
 
 
 def fig9(scale: str = "default", seed: int = 0, *, workers: int = 12, rate: float = 3e3,
-         lam: float = 3.03, model_set_name: str = "cv16", n_jobs: int | None = None) -> pd.DataFrame:
+         lam: float = 3.03, model_set_name: str = "cv16", n_jobs: int | None = None,
+         profile=None) -> pd.DataFrame:
     """Fig. 9: goodput against the SLO at ~3k req/s (12 GPUs), both workloads."""
     sc = get_scale(scale)
     return _systems_sweep(sc, [(rate * workers / 12, slo) for slo in sc.slos], "slo_ms", seed,
-                          workers, lam, model_set_name, n_jobs)
+                          workers, lam, model_set_name, n_jobs, profile)
 
 
 def claims_fig9(f9: pd.DataFrame) -> dict:
@@ -495,8 +767,11 @@ def claims_fig9(f9: pd.DataFrame) -> dict:
     falls = all(_decreasing(f9[(f9.system == s) & (f9.variant == v)].sort_values(
         "slo_ms", ascending=False)["goodput"], tol=0.03)
         for s in SYSTEMS for v in ("stable", "bursty"))
-    return {"sh_over_nexus_max": float((tight["SHEPHERD"] / tight["Nexus"]).max()),
-            "sh_over_cw_max": float((g["SHEPHERD"] / g["Clockwork"]).max()),
+    return {"sh_over_nexus_max": _finite((tight["SHEPHERD"] / tight["Nexus"]).max(),
+                                         "Nexus serves nothing at the tightest SLO under this "
+                                         "profile: the ratio is unbounded"),
+            "sh_over_cw_max": _finite((g["SHEPHERD"] / g["Clockwork"]).max(),
+                                      "Clockwork serves nothing at some SLO under this profile"),
             "all_fall_as_slo_tightens": bool(falls)}
 
 
@@ -510,12 +785,13 @@ PER_WORKER_RATE = 312.0
 
 
 def fig10(scale: str = "default", seed: int = 0, *, slo_ms: float = 250.0, lam: float = 3.03,
-          n_jobs: int | None = None) -> pd.DataFrame:
+          n_jobs: int | None = None, profile=None) -> pd.DataFrame:
     """Figs. 10 and 11b: goodput against the cluster size at a constant load per worker, one
     model instance per worker, every scheduler instance with the same per-request cost
     (:data:`CONTROLLER_US`): SHEPHERD (groups of 12, one FLEX each), Clockwork (one global
     scheduler), Nexus (no central scheduler), and SHEPHERD with groups of 1 and of all N."""
     sc = get_scale(scale)
+    prof = _profile(profile)
     grid, labels = [], []
     for n in sc.workers:
         for v in ("stable", "bursty"):
@@ -529,7 +805,7 @@ def fig10(scale: str = "default", seed: int = 0, *, slo_ms: float = 250.0, lam: 
                                  slo_ms=slo_ms, seed=seed, warmup_s=sc.scal_warmup_s,
                                  measure_s=sc.scal_measure_s, streams=max(sc.streams, 10 * n),
                                  lam=lam, controller_us=0.0 if system == "Nexus" else CONTROLLER_US,
-                                 g_bar=g_bar, instances=True))
+                                 g_bar=g_bar, instances=True, profile=prof))
     version = _sim_version()
     jobs = default_processes(n_jobs)
     others = [i for i, p in enumerate(grid) if p["system"] != "SHEPHERD"]
@@ -566,16 +842,20 @@ def claims_fig10(f10: pd.DataFrame) -> dict:
     from infsched.report import NotReproducible
     return {"cw_saturation_rps": float(sat.mean()) if len(sat) else NotReproducible(
                 "this scale stops below N = 200"),
-            "sh_over_cw_400": float((top["SHEPHERD"] / top["Clockwork"]).mean()),
-            "sh_over_nexus_400": float((top["SHEPHERD"] / top["Nexus"]).mean()),
+            "sh_over_cw_400": _finite((top["SHEPHERD"] / top["Clockwork"]).mean(),
+                                      "Clockwork serves nothing under this profile"),
+            "sh_over_nexus_400": _finite((top["SHEPHERD"] / top["Nexus"]).mean(),
+                                         "Nexus serves nothing under this profile"),
             "sh_linear": bool((per.max() <= 1.1 * per.min()).all())}
 
 
 def claims_fig11b(f10: pd.DataFrame) -> dict:
     g = f10.pivot_table(index=["variant", "workers"], columns="label", values="goodput")
     top = g.xs(g.index.get_level_values("workers").max(), level="workers")
-    return {"g12_over_ginf": float((top["SHEPHERD"] / top["SHEPHERD G=inf"]).mean()),
-            "g12_over_g1": float((top["SHEPHERD"] / top["SHEPHERD G=1"]).mean())}
+    return {"g12_over_ginf": _finite((top["SHEPHERD"] / top["SHEPHERD G=inf"]).mean(),
+                                     "one global group serves nothing under this profile"),
+            "g12_over_g1": _finite((top["SHEPHERD"] / top["SHEPHERD G=1"]).mean(),
+                                   "one-GPU groups serve nothing under this profile")}
 
 
 # ------------------------------------------------------------------ Fig. 12: overheads
@@ -659,28 +939,30 @@ def claims_flex_vs_opt(d: pd.DataFrame) -> dict:
 # ------------------------------------------------------------------ T_k: one GPU's goodput
 
 def throughput_table(slo_ms: float = DEFAULT_SLO_MS, model_set_name: str = "cv16",
-                     seconds: float = 2.0, load: float = 2.0, seed: int = 0) -> pd.DataFrame:
+                     seconds: float = 2.0, load: float = 2.0, seed: int = 0, *,
+                     profile=None) -> pd.DataFrame:
     """Per model, one GPU's goodput ``T_k`` three ways: HERD's analytic value (Nexus's rule, two
     batch latencies within the SLO, :func:`infsched.shepherd.herd.stream_throughput`), FLEX
     measured on one GPU under a saturating Poisson stream (``load`` times the ceiling), and the
-    ceiling (the largest batch within the SLO, back to back)."""
-    models = model_set(model_set_name)
-    analytic = herd.stream_throughput(models, slo_ms)
-    b = models.max_batch(slo_ms)
-    ceiling = np.where(b > 0, 1000.0 * b / models.latency(np.arange(models.n), np.maximum(b, 1)), 0)
+    ceiling (the largest batch within the SLO, back to back). ``profile``: None for the active
+    one; a model it leaves unservable gets zeros."""
+    ms = profile_models(model_set_name, profile)
+    analytic = herd.stream_throughput(ms, slo_ms)
+    b = ms.max_batch(slo_ms)
+    ceiling = np.where(b > 0, 1000.0 * b / ms.latency(np.arange(ms.n), np.maximum(b, 1)), 0)
     rng = np.random.default_rng(seed)
     warm = 500.0
     rows = []
-    for k in range(models.n):
+    for k in range(ms.n):
         if ceiling[k] <= 0:
-            rows.append({"model": models.names[k], "analytic": 0.0, "flex": 0.0, "ceiling": 0.0})
+            rows.append({"model": ms.names[k], "analytic": 0.0, "flex": 0.0, "ceiling": 0.0})
             continue
         rate = load * ceiling[k]
         n = rng.poisson(rate * (seconds + warm / 1000 + slo_ms / 1000))
         arr = np.sort(rng.uniform(0, 1000 * seconds + warm + slo_ms, n))
-        single = models.subset([k])
+        single = ms.subset([k])
         r = sim.simulate(Requests.with_slo(arr, np.zeros(n, int), slo_ms), single, 1, "flex")
-        rows.append({"model": models.names[k], "analytic": float(analytic[k]),
+        rows.append({"model": ms.names[k], "analytic": float(analytic[k]),
                      "flex": r.goodput(warm, warm + 1000 * seconds), "ceiling": float(ceiling[k])})
     df = pd.DataFrame(rows)
     with np.errstate(divide="ignore", invalid="ignore"):
