@@ -180,7 +180,8 @@ def measured_profile(raw: "pd.DataFrame | str | os.PathLike[str]", task: str = "
     lat = table["p95_ms"].to_numpy(dtype=float).reshape(len(models), max_batch)
     spread = table[list(TABLE_COLUMNS[3:])].to_numpy(dtype=float).reshape(len(models), max_batch, -1)
     where = ""
-    if "device_name" in df.columns:
+    cols = ["device_name", "device", "threads", "precision"]
+    if set(cols) <= set(df.columns) and df[cols].iloc[0].notna().all():
         d = df.iloc[0]
         where = f" on {d['device_name']} ({d['device']}, {int(d['threads'])} threads, {d['precision']})"
     src = (str(raw) if not isinstance(raw, pd.DataFrame) else "a measured profile")
