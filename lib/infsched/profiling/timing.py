@@ -347,7 +347,7 @@ def profile_zoo(names: "str | Iterable[str]", settings: ProfileSettings | None =
 
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from tqdm import tqdm  # a text bar: ipywidgets is not a dependency
 
         bar = tqdm(total=len(models) * len(s.batch_sizes), desc="profiling", unit="point")
         bar.update(resumed)
