@@ -223,9 +223,7 @@ def profile_model(model: Any, make_input: Callable[[int, Any], Any], settings: P
     with _threads(s.threads), torch.inference_mode():
         meta["threads"] = torch.get_num_threads()
         for b in s.batch_sizes:
-            if b in skip:
-                if progress is not None:
-                    progress.update(1)
+            if b in skip:  # measured before (a resumed run): already counted by the caller
                 continue
             x = _move(make_input(b, "cpu"), dev, s.half)
             t_first = 0.0
@@ -261,7 +259,7 @@ def profile_model(model: Any, make_input: Callable[[int, Any], Any], settings: P
                 progress.update(1)
             if s.max_forward_s is not None and t_first > s.max_forward_s:
                 if progress is not None:
-                    progress.update(sum(1 for bb in s.batch_sizes if bb > b))
+                    progress.update(sum(1 for bb in s.batch_sizes if bb > b and bb not in skip))
                 break
             del x
     return pd.DataFrame(rows, columns=list(RAW_COLUMNS))
