@@ -8,9 +8,14 @@
     infsched profile MODEL... [--batch-sizes 1,2,4,8,16,32] [--device auto|cpu|cuda] [--out FILE]
                                                     time zoo models on this machine
     infsched profile --list                         the zoo, and which models build here
+    infsched sweep CHAPTER [-e EXPERIMENT ...] [-p name=v1,v2,... ...] [--scale S] [--seeds 0,1,2]
+                   [--jobs N] [--dask ADDRESS] [--out FILE.csv|FILE.parquet]
+                                                    a chapter's experiments over a grid: one table
 
 ``-p`` values are Python literals (``-p n_servers=1024 -p rates=[0.5,0.9]``); anything that is
-not a literal is taken as a string (``-p policy=tad``). Errors print one line,
+not a literal is taken as a string (``-p policy=tad``). In ``sweep``, ``-p`` gives a list of
+values separated by commas outside brackets and quotes (``-p n=64,128 -p ns=[64,128],[256]``).
+Errors print one line,
 ``infsched: error: ...``, on stderr and exit with status 2.
 """
 
@@ -24,7 +29,7 @@ from typing import Any, NoReturn, Sequence
 from .errors import ConfigError, InfeasibleError
 from .runner import SCALES, ChapterFailed, list_chapters, refresh_nbval, run_chapter
 
-__all__ = ["main", "parse_param"]
+__all__ = ["main", "parse_param", "parse_values", "parse_seeds"]
 
 
 class _UsageError(Exception):
@@ -47,6 +52,106 @@ def parse_param(text: str) -> tuple[str, Any]:
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         value = raw
     return name, value
+
+
+def _split_top(raw: str) -> list[str]:
+    """Split on commas that are outside brackets and quotes."""
+    parts, depth, quote, cur = [], 0, "", []
+    for ch in raw:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+            continue
+        cur.append(ch)
+    parts.append("".join(cur))
+    return parts
+
+
+def parse_values(text: str) -> tuple[str, list[Any]]:
+    """``"name=v1,v2,..."`` -> ``(name, [v1, v2, ...])``: values split on commas outside
+    brackets and quotes, each a Python literal, else a string."""
+    name, sep, raw = text.partition("=")
+    name = name.strip()
+    if not sep or not name.isidentifier():
+        raise ConfigError(f"-p {text!r}: must be name=v1,v2,... with a Python identifier as name")
+    pieces = [piece.strip() for piece in _split_top(raw)]
+    if not raw.strip() or any(not piece for piece in pieces):
+        raise ConfigError(f"-p {text!r}: empty value; give one or more values separated by commas")
+    return name, [parse_param(f"{name}={piece}")[1] for piece in pieces]
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``"0,1,2"`` or ``"0-4"`` (inclusive) or a mix -> a list of non-negative integers."""
+    seeds: list[int] = []
+    for piece in text.split(","):
+        lo, dash, hi = piece.strip().partition("-")
+        try:
+            first, last = int(lo), int(hi if dash else lo)
+        except ValueError:
+            raise ConfigError(f"--seeds {text!r}: must be non-negative integers separated by "
+                              "commas, or a range such as 0-4") from None
+        if last < first:
+            raise ConfigError(f"--seeds {text!r}: the range {piece.strip()} is empty")
+        seeds += range(first, last + 1)
+    return seeds
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    import importlib.util
+    import os
+    import warnings
+    from pathlib import Path
+
+    from .sweep import sweep_chapter
+
+    if args.jobs is not None and not (args.jobs >= 1 or args.jobs == -1):
+        raise ConfigError(f"--jobs {args.jobs}: must be a positive integer, or -1 for all cores")
+    params: dict[str, list[Any]] = {}
+    for text in args.param or []:
+        name, values = parse_values(text)
+        if name in params:
+            raise ConfigError(f"-p {name}: given twice; list every value in one -p {name}=v1,v2,...")
+        params[name] = values
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        suffix = out.suffix.lower()
+        if suffix not in (".csv", ".parquet"):
+            raise ConfigError(f"--out {args.out!r}: must end in .csv or .parquet")
+        if suffix == ".parquet" and not any(importlib.util.find_spec(m) for m in ("pyarrow", "fastparquet")):
+            raise ConfigError(f"--out {args.out!r}: writing Parquet needs pyarrow, which is not "
+                              "installed here; write a .csv instead")
+        if not out.parent.is_dir():
+            raise ConfigError(f"--out {args.out!r}: folder {str(out.parent)!r} does not exist")
+    scale = args.scale or os.environ.get("INFSCHED_SCALE", "default")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # failures are reported below
+        df = sweep_chapter(args.chapter, params, experiments=args.experiment or None, scale=scale,
+                           seeds=parse_seeds(args.seeds), n_jobs=args.jobs, dask=args.dask,
+                           cache_dir=False if args.no_cache else None,
+                           progress=not args.no_progress, on_error="record")
+    failed = df[df["error"].notna()]  # one row per failed point
+    table = df if len(failed) else df.drop(columns="error")
+    if out is None:
+        table.to_csv(sys.stdout, index=False)
+    elif out.suffix.lower() == ".csv":
+        table.to_csv(out, index=False)
+    else:
+        table.to_parquet(out, index=False)
+    for _, row in failed.iterrows():
+        where = ", ".join(f"{k}={row[k]}" for k in ("experiment", "seed", *params))
+        print(f"infsched: {where}: failed: {row['error']}", file=sys.stderr)
+    if out is not None:
+        print(f"wrote {out}: {len(table)} row(s)" + (f"; {len(failed)} point(s) failed (rerun to retry "
+              "them; the others are cached)" if len(failed) else ""))
+    return 1 if len(failed) else 0
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -113,8 +218,8 @@ def _cmd_profile(args: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = _Parser(prog="infsched", description="Run the chapters of the infsched book; profile models on this machine.")
-    sub = ap.add_subparsers(dest="command", metavar="{list,run,refresh-nbval,profile}", parser_class=_Parser)
+    ap = _Parser(prog="infsched", description="Run the chapters of the infsched book; sweep their experiments; profile models on this machine.")
+    sub = ap.add_subparsers(dest="command", metavar="{list,run,refresh-nbval,profile,sweep}", parser_class=_Parser)
     sub.required = True
     p = sub.add_parser("list", help="list chapters, their parameters and defaults")
     p.set_defaults(func=_cmd_list)
@@ -149,6 +254,23 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--half", action="store_true", help="fp16 (CUDA only)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_profile)
+    p = sub.add_parser("sweep", help="run a chapter's experiments over a parameter grid: one table")
+    p.add_argument("chapter", help="tad | ramsis | kvcache | kairos | shepherd")
+    p.add_argument("-e", "--experiment", action="append", metavar="NAME",
+                   help="an experiment of the chapter's EXPERIMENTS (fig6 ...); repeatable (default: all)")
+    p.add_argument("-p", "--param", action="append", metavar="NAME=V1,V2,...",
+                   help="a grid parameter and its values (Python literals, else strings); repeatable: "
+                        "the grid is the cartesian product")
+    p.add_argument("--scale", help="smoke | default | paper (default $INFSCHED_SCALE or default)")
+    p.add_argument("--seeds", default="0", metavar="SEEDS", help="e.g. 0,1,2 or 0-4 (default 0)")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="local processes (default $INFSCHED_WORKERS or 2; -1: all cores)")
+    p.add_argument("--dask", metavar="ADDRESS",
+                   help="a Dask scheduler, e.g. tcp://127.0.0.1:8786 (default $INFSCHED_DASK)")
+    p.add_argument("--out", metavar="FILE", help="FILE.csv or FILE.parquet (default: CSV on stdout)")
+    p.add_argument("--no-cache", action="store_true", help="recompute every point; cache nothing")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_sweep)
     return ap
 
 

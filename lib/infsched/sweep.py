@@ -1,30 +1,53 @@
-"""Parameter sweeps with a per-point disk cache.
+"""Parameter sweeps: parallel on local cores or on a Dask cluster, with a per-point disk cache.
 
-``run_sweep(fn, grid)`` evaluates ``fn(**point)`` for every point of ``grid`` (serially or with
-``joblib.Parallel``) and stacks the results in one DataFrame. Each finished point is pickled at
-once under ``<cache_dir>/<module.qualname>/<key>.pkl``, the key hashing fn's module and
-qualified name, the sorted parameters and an optional ``version`` string. A sweep that is
-interrupted (Ctrl-C, a crash, one failing point) therefore resumes where it stopped: a rerun
+``run_sweep(fn, grid)`` evaluates ``fn(**point)`` for every point of ``grid`` and stacks the
+results in one DataFrame, in grid order. Points run serially, on local processes with
+``joblib`` (``n_jobs``), or on a ``dask.distributed`` cluster when given its scheduler's address
+(``dask="tcp://host:8786"``, or ``$INFSCHED_DASK``); the numbers are the same on all three.
+
+Each finished point is pickled at once under ``<cache_dir>/<module.qualname>/<key>.pkl``, the key
+hashing fn's module and qualified name, the sorted parameters, an optional ``version`` string
+and the library's version (``infsched.__version__``). A sweep that is interrupted (Ctrl-C, a
+killed worker, a killed process, a failing point) therefore resumes where it stopped: a rerun
 loads the finished points and computes only the missing ones. Bump ``version`` when fn's code
 changes in a way that changes its results.
+
+On a Dask cluster each worker writes the points it computes into the same cache folder, so the
+folder must be on a filesystem the workers share (always true for a ``LocalCluster``); where it
+is not, the caller writes each point as its result arrives, and only points still in flight
+when the caller dies are lost.
+
+:func:`sweep_chapter` runs a chapter's registered experiments (``EXPERIMENTS``) over a grid of
+their parameters and seeds: the Python side of ``infsched sweep``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import inspect
+import itertools
 import json
 import os
 import pickle
+import sys
 import tempfile
+import warnings
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .errors import ConfigError, require
+from . import __version__
+from .errors import ConfigError, config_error, require
 
-__all__ = ["default_cache_dir", "default_processes", "point_key", "point_seed", "run_sweep"]
+__all__ = ["CHAPTERS", "PointError", "chapter_experiments", "chapter_grid", "default_cache_dir",
+           "default_processes", "local_cluster", "point_key", "point_seed", "run_sweep",
+           "sweep_chapter"]
+
+ON_ERROR = ("raise", "record")
 
 
 def default_cache_dir() -> Path:
@@ -68,10 +91,10 @@ def _jsonable(v: Any) -> Any:
 
 
 def point_key(fn: Callable[..., Any], point: Mapping[str, Any], version: str = "") -> str:
-    """The cache key of one point: sha256 of fn's ``module.qualname``, the sorted parameters
-    and ``version`` (first 24 hex digits)."""
-    blob = json.dumps({"fn": _fn_name(fn), "version": version, "params": dict(point)},
-                      sort_keys=True, default=_jsonable)
+    """The cache key of one point: sha256 of fn's ``module.qualname``, the sorted parameters,
+    ``version`` and the library's version (first 24 hex digits)."""
+    blob = json.dumps({"fn": _fn_name(fn), "version": version, "infsched": __version__,
+                       "params": dict(point)}, sort_keys=True, default=_jsonable)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
@@ -79,24 +102,75 @@ def _safe_dirname(name: str) -> str:
     return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)[:120]
 
 
-def _evaluate(fn: Callable[..., Any], point: dict[str, Any], path: Path | None) -> Any:
-    """Compute one point and, if ``path`` is given, persist it atomically before returning."""
+@dataclass(frozen=True)
+class PointError:
+    """A point that raised, under ``on_error="record"``: never cached, so a rerun retries it."""
+
+    type: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.type}: {self.message}" if self.message else self.type
+
+
+def _compute(fn: Callable[..., Any], point: dict[str, Any]) -> Any:
     result = fn(**point)
     if isinstance(result, pd.Series):
         result = result.to_dict()
     if not isinstance(result, (Mapping, pd.DataFrame)):
         raise ConfigError(f"fn = {_fn_name(fn)}: must return a dict or a DataFrame, "
                           f"returned {type(result).__name__} for point {point!r}")
+    return result
+
+
+def _save(path: Path, result: Any) -> None:
+    """Pickle ``result`` to ``path`` atomically (a temporary file, then a rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _evaluate(fn: Callable[..., Any], point: dict[str, Any], path: Path | None) -> Any:
+    """Compute one point and, if ``path`` is given, persist it atomically before returning."""
+    result = _compute(fn, point)
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
+        _save(path, result)
+    return result
+
+
+def _attempt(fn: Callable[..., Any], point: dict[str, Any], path: Path | None, record: bool) -> Any:
+    """:func:`_evaluate`; with ``record``, an exception becomes a :class:`PointError`."""
+    if not record:
+        return _evaluate(fn, point, path)
+    try:
+        return _evaluate(fn, point, path)
+    except Exception as exc:  # noqa: BLE001 - recorded with its type and message
+        return PointError(type(exc).__name__, " ".join(str(exc).split()))
+
+
+def _dask_task(fn: Callable[..., Any], point: dict[str, Any], path: Path | None, record: bool) -> Any:
+    """One point on a Dask worker: computed, then written to the cache folder if the worker can
+    write there (the caller writes it otherwise). A point already in the folder is loaded, not
+    recomputed: Dask reruns a finished task whose result was held by a worker that died."""
+    if path is not None and path.exists():
+        cached = _load(path)
+        if cached is not None:
+            return cached
+    try:
+        result = _compute(fn, point)
+    except Exception as exc:  # noqa: BLE001
+        if not record:
             raise
+        return PointError(type(exc).__name__, " ".join(str(exc).split()))
+    if path is not None:
+        with contextlib.suppress(OSError):
+            _save(path, result)
     return result
 
 
@@ -109,6 +183,8 @@ def _load(path: Path) -> Any:
 
 
 def _rows(point: dict[str, Any], result: Any) -> pd.DataFrame:
+    if isinstance(result, PointError):
+        return pd.DataFrame([{**point, "error": str(result)}])
     if isinstance(result, pd.DataFrame):
         df = result.copy()
         for k, v in point.items():
@@ -116,6 +192,168 @@ def _rows(point: dict[str, Any], result: Any) -> pd.DataFrame:
                 df[k] = [v] * len(df)
         return df[list(point) + [c for c in df.columns if c not in point]]
     return pd.DataFrame([{**point, **dict(result)}])
+
+
+def _in_dask_worker() -> bool:
+    if "distributed" not in sys.modules:
+        return False
+    try:
+        sys.modules["distributed"].get_worker()
+    except (ValueError, AttributeError):
+        return False
+    return True
+
+
+def _dask_target(dask: Any) -> Any:
+    """The cluster to use: ``dask`` (an address, a ``distributed.Client`` or a cluster object),
+    else ``$INFSCHED_DASK``; ``None`` for local processes. A point that itself runs a sweep on a
+    Dask worker runs it locally unless given an address explicitly (a task that waits on tasks
+    of its own cluster can deadlock it)."""
+    if dask is False:
+        return None
+    if dask is None:
+        env = os.environ.get("INFSCHED_DASK", "").strip()
+        if not env or _in_dask_worker():
+            return None
+        dask = env
+    if isinstance(dask, str):
+        require(bool(dask.strip()), "dask", dask, "must be a scheduler address such as "
+                "'tcp://127.0.0.1:8786', a distributed.Client, None or False")
+        return dask.strip()
+    if hasattr(dask, "submit") or hasattr(dask, "scheduler_address"):
+        return dask
+    raise config_error("dask", dask, "must be a scheduler address such as 'tcp://127.0.0.1:8786', "
+                       "a distributed.Client or cluster, None ($INFSCHED_DASK) or False (local)")
+
+
+@contextlib.contextmanager
+def _client(target: Any) -> Iterator[Any]:
+    try:
+        from distributed import Client
+    except ImportError as exc:  # pragma: no cover - distributed is pinned in requirements.txt
+        raise ConfigError("dask: running a sweep on a Dask cluster needs dask[distributed], "
+                          "which is not installed") from exc
+    if hasattr(target, "submit"):
+        yield target  # the caller's client: not ours to close
+        return
+    import dask.config
+
+    address = getattr(target, "scheduler_address", target)
+    try:  # Dask's own connect timeout (30 s unless configured)
+        client = Client(address, set_as_default=False,
+                        timeout=dask.config.get("distributed.comm.timeouts.connect", "30s"))
+    except (OSError, TimeoutError) as exc:
+        raise ConfigError(f"dask = {address!r}: no Dask scheduler answers there "
+                          f"({' '.join(str(exc).split())}); start one with `dask scheduler` "
+                          "and `dask worker ADDRESS`") from exc
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def local_cluster(n_workers: int | None = None, **kwargs: Any) -> Any:
+    """A ``dask.distributed.LocalCluster`` for sweeps on this machine: ``n_workers`` processes
+    (default: every core) of one thread each, no dashboard; ``kwargs`` go to ``LocalCluster``.
+
+    Dask's nanny starts every worker with ``MALLOC_TRIM_THRESHOLD_=65536``, which turns off
+    glibc's adaptive mmap threshold and makes the numpy-heavy simulators here about a quarter
+    slower (Shepherd's Fig. 7 points: 40 s -> 50 s of CPU); this cluster's workers start without
+    it. The nanny also sets its variables in the calling process; they are restored here, so that
+    processes started later (joblib's) do not inherit them. Close the cluster when done (it is a
+    context manager)."""
+    import dask.config
+    from distributed import LocalCluster
+
+    opts: dict[str, Any] = dict(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1,
+                                processes=True, dashboard_address=None)
+    opts.update(kwargs)
+    saved = dict(os.environ)
+    try:
+        with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+            return LocalCluster(**opts)
+    finally:
+        for k in set(os.environ) - set(saved):
+            del os.environ[k]
+        os.environ.update(saved)
+
+
+class _Progress:
+    """The tqdm bar of a sweep, with done (computed now), cached, failed and remaining points."""
+
+    def __init__(self, enabled: bool, total: int, cached: int, desc: str):
+        self.done, self.cached, self.failed, self.left = 0, cached, 0, total - cached
+        self.bar = None
+        if enabled:
+            from tqdm import tqdm  # a text bar: ipywidgets is not a dependency
+
+            self.bar = tqdm(total=total, initial=cached, desc=desc)
+            self._postfix()
+
+    def _postfix(self) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"done {self.done}, cached {self.cached}, "
+                                     f"failed {self.failed}, left {self.left}", refresh=False)
+
+    def update(self, result: Any) -> None:
+        self.left -= 1
+        if isinstance(result, PointError):
+            self.failed += 1
+        else:
+            self.done += 1
+        if self.bar is not None:
+            self._postfix()
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _future_result(fut: Any, path: Path | None, record: bool) -> Any:
+    """The result of a finished future, or its point's :class:`PointError` under ``record``.
+
+    A finished future goes back to pending when the worker holding its result dies before it is
+    fetched; Dask then reruns the task, which finds the point in the cache folder. Waiting in
+    short steps and looking there as well avoids a rare lost wake-up in the client (a stall of
+    the connect timeout, 30 s) where the folder is shared."""
+    while True:
+        try:
+            return fut.result(timeout=2)
+        except Exception as exc:  # noqa: BLE001
+            if isinstance(exc, TimeoutError) and fut.status != "error":  # not done after all
+                cached = _load(path) if path is not None and path.exists() else None
+                if cached is not None:
+                    return cached
+                continue
+            if not record:
+                raise
+            return PointError(type(exc).__name__, " ".join(str(exc).split()))
+
+
+def _run_dask(target: Any, fn: Callable[..., Any], points: list[dict[str, Any]],
+              paths: list[Path | None], todo: list[int], record: bool, results: list[Any],
+              bar: _Progress) -> None:
+    from distributed import as_completed
+
+    with _client(target) as client:
+        name = _safe_dirname(_fn_name(fn).split(".")[-1])
+        futures = {client.submit(_dask_task, fn, points[i], paths[i], record, pure=False,
+                                 key=f"infsched-{name}-{i}-{os.urandom(4).hex()}"): i for i in todo}
+        pending = set(futures)
+        try:
+            for fut in as_completed(list(futures), loop=client.loop):
+                i = futures[fut]
+                pending.discard(fut)
+                res = _future_result(fut, paths[i], record)
+                if paths[i] is not None and not isinstance(res, PointError) and not paths[i].exists():
+                    _save(paths[i], res)  # no shared filesystem: the caller persists it
+                results[i] = res
+                bar.update(res)
+        finally:
+            if pending:  # Ctrl-C or an error: stop the rest; what finished is on disk
+                with contextlib.suppress(Exception):
+                    client.cancel(list(pending))
 
 
 def run_sweep(
@@ -126,6 +364,8 @@ def run_sweep(
     n_jobs: int = 1,
     progress: bool = False,
     version: str = "",
+    dask: Any = None,
+    on_error: str = "raise",
 ) -> pd.DataFrame:
     """Evaluate ``fn(**point)`` for each point of ``grid``; one DataFrame in grid order.
 
@@ -133,7 +373,15 @@ def run_sweep(
     as leading columns. ``cache_dir``: a folder, ``None`` for :func:`default_cache_dir`, or
     ``False`` to disable caching. ``n_jobs > 1`` (or -1 for all cores) runs points with
     ``joblib.Parallel``; results are identical to ``n_jobs=1`` when fn is seeded by its
-    parameters. ``progress`` shows a tqdm bar.
+    parameters. ``dask``: a Dask scheduler address (``"tcp://host:8786"``), a
+    ``distributed.Client`` or a cluster object; ``None`` reads ``$INFSCHED_DASK`` (unset or
+    empty: local), ``False`` forces local. On a cluster ``n_jobs`` is ignored, fn must be
+    importable on the workers, and the cache folder should be one they share. ``progress``
+    shows a tqdm bar with the points done, loaded from the cache, failed and left.
+    ``on_error="raise"`` stops at the first point that raises and re-raises its exception
+    (points finished before it are cached); ``"record"`` computes every other point and returns
+    the failed ones as rows with NaN results and an ``error`` column (``"Type: message"``, None
+    where the point succeeded); failed points are not cached, so a rerun retries them.
     """
     require(callable(fn), "fn", fn, "must be callable")
     require(isinstance(grid, Sequence) and not isinstance(grid, (str, bytes)), "grid",
@@ -148,10 +396,14 @@ def run_sweep(
     require(isinstance(version, str), "version", version, "must be a string")
     require(cache_dir is None or cache_dir is False or isinstance(cache_dir, (str, os.PathLike)),
             "cache_dir", cache_dir, "must be a path, None (default cache) or False (no cache)")
+    require(on_error in ON_ERROR, "on_error", on_error, "must be 'raise' or 'record'")
+    target = _dask_target(dask)
+    record = on_error == "record"
     if cache_dir is False:
         folder = None
     else:
-        folder = (default_cache_dir() if cache_dir is None else Path(cache_dir)) / _safe_dirname(_fn_name(fn))
+        base = default_cache_dir() if cache_dir is None else Path(cache_dir)
+        folder = base.expanduser().absolute() / _safe_dirname(_fn_name(fn))
 
     paths = [None if folder is None else folder / f"{point_key(fn, p, version)}.pkl" for p in points]
     results: list[Any] = [None] * len(points)
@@ -163,30 +415,239 @@ def run_sweep(
             todo.append(i)
 
     if todo:
-        bar = None
-        if progress:
-            from tqdm import tqdm  # a text bar: ipywidgets is not a dependency
-
-            bar = tqdm(total=len(points), initial=len(points) - len(todo), desc=_fn_name(fn).split(".")[-1])
+        bar = _Progress(progress, len(points), len(points) - len(todo), _fn_name(fn).split(".")[-1])
         try:
-            if n_jobs == 1 or len(todo) == 1:
+            if target is not None:
+                _run_dask(target, fn, points, paths, todo, record, results, bar)
+            elif n_jobs == 1 or len(todo) == 1:
                 for i in todo:
-                    results[i] = _evaluate(fn, points[i], paths[i])
-                    if bar is not None:
-                        bar.update(1)
+                    results[i] = _attempt(fn, points[i], paths[i], record)
+                    bar.update(results[i])
             else:
                 from joblib import Parallel, delayed
 
                 par = Parallel(n_jobs=n_jobs, return_as="generator")
-                done = par(delayed(_evaluate)(fn, points[i], paths[i]) for i in todo)
+                done = par(delayed(_attempt)(fn, points[i], paths[i], record) for i in todo)
                 for i, res in zip(todo, done):
                     results[i] = res
-                    if bar is not None:
-                        bar.update(1)
+                    bar.update(res)
         finally:
-            if bar is not None:
-                bar.close()
+            bar.close()
 
     if not points:
         return pd.DataFrame()
-    return pd.concat([_rows(p, r) for p, r in zip(points, results)], ignore_index=True)
+    df = pd.concat([_rows(p, r) for p, r in zip(points, results)], ignore_index=True)
+    if record:
+        failed = [(p, r) for p, r in zip(points, results) if isinstance(r, PointError)]
+        if "error" not in df.columns:
+            df["error"] = None
+        df = df[[c for c in df.columns if c != "error"] + ["error"]]
+        df["error"] = df["error"].astype(object).where(df["error"].notna(), None)
+        if failed:
+            p, r = failed[0]
+            warnings.warn(f"{_fn_name(fn)}: {len(failed)} of {len(points)} point(s) failed and were "
+                          f"not cached (a rerun retries them); the first, {p!r}: {r}",
+                          RuntimeWarning, stacklevel=2)
+    return df
+
+
+# ------------------------------------------------------------------ a chapter's experiments
+
+#: the chapters whose package registers ``experiments.EXPERIMENTS``: name -> fn(scale, seed, **params)
+CHAPTERS = ("tad", "ramsis", "kvcache", "kairos", "shepherd")
+#: names a grid may not use: they are columns of :func:`sweep_chapter`'s table or its own knobs
+_RESERVED = ("chapter", "experiment", "scale", "seed", "error")
+#: what a chapter point sets for the sweeps inside it (``$INFSCHED_WORKERS``, ``$INFSCHED_DASK``);
+#: in a worker process this default holds: one process, no cluster, so workers are not oversubscribed
+_INNER: dict[str, str] = {"INFSCHED_WORKERS": "1", "INFSCHED_DASK": ""}
+
+
+def chapter_experiments(chapter: str) -> dict[str, Callable[..., Any]]:
+    """The registered experiments of ``chapter`` (one of :data:`CHAPTERS`), by name."""
+    import importlib
+
+    if chapter not in CHAPTERS:
+        raise config_error("chapter", chapter, "must be one of " + ", ".join(CHAPTERS))
+    return dict(importlib.import_module(f"infsched.{chapter}.experiments").EXPERIMENTS)
+
+
+def experiment_parameters(fn: Callable[..., Any]) -> tuple[list[str], bool]:
+    """The keyword parameters an experiment takes besides ``scale`` and ``seed``, and whether it
+    takes ``**kwargs`` too (then any name is passed on, and checked only when it runs)."""
+    names, open_ = [], False
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind is p.VAR_KEYWORD:
+            open_ = True
+        elif p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in ("scale", "seed"):
+            names.append(p.name)
+    return names, open_
+
+
+@contextlib.contextmanager
+def _environ(values: Mapping[str, str]) -> Iterator[None]:
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _as_table(result: Any) -> pd.DataFrame:
+    """An experiment's result as rows: a DataFrame as is; a Series or a dict of scalars as one
+    row; a dict of dicts (``{"ex1": {"q": 1.0}}``) as (key, quantity, value) rows; a dict of
+    DataFrames (``{"trace": ..., "phases": ...}``) as their rows stacked, with a ``table`` column."""
+    if isinstance(result, pd.DataFrame):
+        return result.reset_index(drop=True)
+    if isinstance(result, pd.Series):
+        return result.to_frame().T.reset_index(drop=True)
+    if isinstance(result, Mapping) and result and all(isinstance(v, pd.DataFrame) for v in result.values()):
+        return pd.concat([v.assign(table=k)[["table", *v.columns]] for k, v in result.items()],
+                         ignore_index=True)
+    if isinstance(result, Mapping):
+        if result and all(isinstance(v, Mapping) for v in result.values()):
+            return pd.DataFrame([{"key": k, "quantity": q, "value": v}
+                                 for k, sub in result.items() for q, v in sub.items()])
+        return pd.DataFrame([dict(result)])
+    if isinstance(result, Sequence) and result and all(isinstance(r, Mapping) for r in result):
+        return pd.DataFrame(list(result))
+    raise TypeError(f"returned {type(result).__name__}, not a table (DataFrame or dict)")
+
+
+def _same(col: pd.Series, value: Any) -> bool:
+    try:
+        return bool((col == value).all())
+    except (TypeError, ValueError):
+        return False
+
+
+def chapter_point(chapter: str, experiment: str, scale: str, seed: int, **params: Any) -> pd.DataFrame:
+    """One point of :func:`sweep_chapter`: ``EXPERIMENTS[experiment](scale=scale, seed=seed,
+    **params)`` of ``chapter``, as a table. A result column named like a grid parameter is
+    dropped when it repeats the parameter's value, else renamed ``<name>_result``."""
+    fn = chapter_experiments(chapter)[experiment]
+    with _environ(_INNER):
+        df = _as_table(fn(scale=scale, seed=seed, **params)).copy()
+    point = {"chapter": chapter, "experiment": experiment, "scale": scale, "seed": seed, **params}
+    for name, value in point.items():
+        if name in df.columns:
+            if _same(df[name], value):
+                df = df.drop(columns=name)
+            else:
+                df = df.rename(columns={name: f"{name}_result"})
+    return df
+
+
+def _source_version() -> str:
+    """Hash of every library source and data CSV: a chapter point's cache key, so that editing
+    any code or data an experiment may read recomputes it (the sweeps inside it keep their own,
+    narrower keys, so their points are reused)."""
+    lib = Path(__file__).resolve().parent
+    files = sorted(lib.rglob("*.py"))
+    data = lib.parent.parent / "data"
+    if data.is_dir():
+        files += sorted(data.rglob("*.csv"))
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(str(f.relative_to(lib.parent.parent) if f.is_relative_to(lib.parent.parent)
+                          else f.name).encode())
+        digest.update(f.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _dask_address(target: Any) -> str:
+    if isinstance(target, str):
+        return target
+    if hasattr(target, "scheduler_address"):
+        return str(target.scheduler_address)
+    return str(target.scheduler.address)
+
+
+def chapter_grid(chapter: str, params: Mapping[str, Sequence[Any]] | None = None, *,
+                 experiments: Sequence[str] | None = None, scale: str = "default",
+                 seeds: Sequence[int] = (0,)) -> list[dict[str, Any]]:
+    """The points of :func:`sweep_chapter`, after checking every name and value: one per
+    experiment, combination of ``params`` values (their cartesian product) and seed."""
+    from .runner import SCALES
+
+    table = chapter_experiments(chapter)
+    params = dict(params or {})
+    names = list(table) if experiments is None else list(experiments)
+    require(len(names) > 0, "experiments", names, "name at least one experiment")
+    for e in names:
+        if e not in table:
+            raise config_error("experiment", e, f"{chapter} has " + ", ".join(table))
+    require(scale in SCALES, "scale", scale, "must be one of " + ", ".join(SCALES))
+    seeds = list(seeds)
+    require(len(seeds) > 0 and all(isinstance(s, (int, np.integer)) and not isinstance(s, bool)
+                                   and s >= 0 for s in seeds),
+            "seeds", seeds, "must be one or more non-negative integers")
+    for name, values in params.items():
+        require(isinstance(name, str) and name.isidentifier(), "parameter", name,
+                "must be a Python identifier")
+        require(name not in _RESERVED, "parameter", name,
+                "is set by the sweep itself (--scale and --seeds, or scale= and seeds=), not a grid parameter")
+        require(isinstance(values, Sequence) and not isinstance(values, (str, bytes)) and len(values) > 0,
+                name, values, "must be a non-empty list of values")
+        for e in names:
+            taken, open_ = experiment_parameters(table[e])
+            if name not in taken and not open_:
+                takers = [x for x in table if name in experiment_parameters(table[x])[0]]
+                hint = (f"; experiments that take it: {', '.join(takers)}" if takers else "")
+                raise config_error("parameter", name, f"experiment {e} of {chapter} does not take it; "
+                                   f"it takes {', '.join(taken) if taken else 'no parameters'}{hint}")
+    combos = list(itertools.product(*params.values()))
+    return [{"chapter": chapter, "experiment": e, "scale": scale, "seed": int(s),
+             **dict(zip(params, combo))}
+            for e in names for combo in combos for s in seeds]
+
+
+def sweep_chapter(chapter: str, params: Mapping[str, Sequence[Any]] | None = None, *,
+                  experiments: Sequence[str] | None = None, scale: str = "default",
+                  seeds: Sequence[int] = (0,), n_jobs: int | None = None, dask: Any = None,
+                  cache_dir: str | os.PathLike[str] | bool | None = None, progress: bool = False,
+                  on_error: str = "record") -> pd.DataFrame:
+    """Run ``chapter``'s experiments (all registered ones, or ``experiments``) at every point of
+    the grid ``params`` (name -> values; their cartesian product) × ``seeds``, through
+    :func:`run_sweep`, so points are cached, resumable and run on ``n_jobs`` local processes
+    (``None``: :func:`default_processes`) or the Dask cluster ``dask``.
+
+    Returns one tidy table: ``experiment``, ``scale``, ``seed`` and the grid parameters, then
+    each experiment's own columns (experiments with different columns leave NaN in the others),
+    and ``error`` under ``on_error="record"``. With several points, the points run in parallel
+    and the sweeps inside each run in one process; a single point runs its inner sweeps on
+    ``n_jobs`` processes or the cluster instead. The cache key of a point includes a hash of the
+    library's sources and data (editing any recomputes it; the inner sweeps keep their own keys).
+    """
+    grid = chapter_grid(chapter, params, experiments=experiments, scale=scale, seeds=seeds)
+    jobs = n_jobs if n_jobs == -1 else default_processes(n_jobs, name="n_jobs")
+    target = _dask_target(dask)
+    version = _source_version()
+    with contextlib.ExitStack() as stack:
+        if isinstance(target, str):  # connect once, now: a wrong address fails before any work
+            target = stack.enter_context(_client(target))
+        df = _sweep_grid(grid, jobs, target, version, cache_dir, progress, on_error)
+    return df.drop(columns="chapter")
+
+
+def _sweep_grid(grid: list[dict[str, Any]], jobs: int, target: Any, version: str, cache_dir: Any,
+                progress: bool, on_error: str) -> pd.DataFrame:
+    global _INNER
+    if len(grid) == 1:  # inline: the experiment's own sweeps get the processes or the cluster
+        saved = _INNER
+        _INNER = {"INFSCHED_WORKERS": str(jobs if jobs > 0 else os.cpu_count() or 1),
+                  "INFSCHED_DASK": "" if target is None else _dask_address(target)}
+        try:
+            df = run_sweep(chapter_point, grid, cache_dir=cache_dir, n_jobs=1, progress=progress,
+                           version=version, dask=False, on_error=on_error)
+        finally:
+            _INNER = saved
+    else:
+        df = run_sweep(chapter_point, grid, cache_dir=cache_dir, n_jobs=jobs, progress=progress,
+                       version=version, dask=target if target is not None else False,
+                       on_error=on_error)
+    return df
