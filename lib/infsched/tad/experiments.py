@@ -325,27 +325,55 @@ def time_varying_phases(figure: str, phase_length: float) -> list[Phase]:
     return [low, high, low]
 
 
+def _tv_times(phases: list[Phase], samples_per_phase: int) -> tuple[np.ndarray, np.ndarray]:
+    starts = np.cumsum([0.0] + [p.duration for p in phases])
+    return starts, np.linspace(0, starts[-1], 3 * samples_per_phase + 1)[1:]
+
+
+def time_varying_run(figure: str, n: int, phase_length: float, policy: str, run: int, seed: int,
+                     samples_per_phase: int, window: int) -> pd.DataFrame:
+    """One run of Figs. 9–10 (one sweep point): N(t) and the accuracy of the last ``window``
+    arrivals at the sample times."""
+    phases = time_varying_phases(figure, phase_length)
+    _, times = _tv_times(phases, samples_per_phase)
+    res = simulate_phases(MAIN, policy, n, phases, seed=point_seed(seed, 9, run), record=True)
+    t_acc, acc = res.running_accuracy(MAIN, window=window)
+    return pd.DataFrame({"t": times, "N": res.number_in_system(times),
+                         "accuracy": np.interp(times, t_acc, acc)})
+
+
+def _tv_version() -> str:
+    return hashlib.sha256((_code_version() + inspect.getsource(time_varying_run)
+                           + inspect.getsource(time_varying_phases)).encode()).hexdigest()[:16]
+
+
 def time_varying(figure: str, scale: str = "default", seed: int = 0, *, n: int | None = None,
-                 samples_per_phase: int = 50, window: int = 1000) -> dict[str, pd.DataFrame]:
+                 samples_per_phase: int = 50, window: int = 1000, workers: int | None = None,
+                 cache=None) -> dict[str, pd.DataFrame]:
     """Figs. 9–10: number in system and running accuracy of TAD and TAD-OP over time.
 
     Returns ``{"trace": ..., "phases": ...}``: the trace holds N(t) and the accuracy of the last
     ``window`` arrivals at sample times, averaged over runs; the phase table holds, for each
     phase and policy, the average N(t) over the second half of the phase beside n·N_LP-LB(λ).
+    Each (policy, run) is one point of :func:`infsched.sweep.run_sweep`: parallel, cached, resumable.
     """
     s = get_scale(scale)
     n = s.tv_n if n is None else int(n)
     phases = time_varying_phases(figure, s.tv_phase_length)
-    starts = np.cumsum([0.0] + [p.duration for p in phases])
-    times = np.linspace(0, starts[-1], 3 * samples_per_phase + 1)[1:]
+    starts, times = _tv_times(phases, samples_per_phase)
+    policies = ("tad", "tad-op")
+    points = [dict(figure=figure, n=n, phase_length=float(s.tv_phase_length), policy=policy,
+                   run=run, seed=int(seed), samples_per_phase=int(samples_per_phase),
+                   window=int(window)) for policy in policies for run in range(s.tv_runs)]
+    runs = run_sweep(time_varying_run, points, cache_dir=cache,
+                     n_jobs=default_processes(workers, name="workers"), version=_tv_version())
     traces, summary = [], []
-    for policy in ("tad", "tad-op"):
+    for policy in policies:
         Ns, accs = [], []
         for run in range(s.tv_runs):
-            res = simulate_phases(MAIN, policy, n, phases, seed=point_seed(seed, 9, run), record=True)
-            Ns.append(res.number_in_system(times))
-            t_acc, acc = res.running_accuracy(MAIN, window=window)
-            accs.append(np.interp(times, t_acc, acc))
+            r = runs[(runs["policy"] == policy) & (runs["run"] == run)]
+            Ns.append(r["N"].to_numpy())
+            accs.append(r["accuracy"].to_numpy())
             for k, ph in enumerate(phases):
                 half = (times > starts[k] + ph.duration / 2) & (times <= starts[k + 1])
                 lb = n * bound.lp_lower_bound(MAIN, ph.a_star, ph.lam).N
