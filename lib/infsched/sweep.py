@@ -42,6 +42,7 @@ import pandas as pd
 
 from . import __version__
 from .errors import ConfigError, config_error, require
+from .runner import _env
 
 __all__ = ["CHAPTERS", "PointError", "chapter_experiments", "chapter_grid", "default_cache_dir",
            "default_processes", "local_cluster", "point_key", "point_seed", "run_sweep",
@@ -483,20 +484,6 @@ def experiment_parameters(fn: Callable[..., Any]) -> tuple[list[str], bool]:
     return names, open_
 
 
-@contextlib.contextmanager
-def _environ(values: Mapping[str, str]) -> Iterator[None]:
-    old = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 def _as_table(result: Any) -> pd.DataFrame:
     """An experiment's result as rows: a DataFrame as is; a Series or a dict of scalars as one
     row; a dict of dicts (``{"ex1": {"q": 1.0}}``) as (key, quantity, value) rows; a dict of
@@ -530,7 +517,7 @@ def chapter_point(chapter: str, experiment: str, scale: str, seed: int, **params
     **params)`` of ``chapter``, as a table. A result column named like a grid parameter is
     dropped when it repeats the parameter's value, else renamed ``<name>_result``."""
     fn = chapter_experiments(chapter)[experiment]
-    with _environ(_INNER):
+    with _env(**_INNER):
         df = _as_table(fn(scale=scale, seed=seed, **params)).copy()
     point = {"chapter": chapter, "experiment": experiment, "scale": scale, "seed": seed, **params}
     for name, value in point.items():
