@@ -121,14 +121,14 @@ sys.path.insert(0, {here!r})
 from test_sweep_dask import grid, simulate
 from infsched.sweep import run_sweep
 g = [dict(p, sleep=0.3) for p in grid({counter!r})]
-run_sweep(simulate, g, cache_dir={cache!r}, n_jobs=1)
+run_sweep(simulate, g, cache_dir={cache!r}, n_jobs={n_jobs})
 """
 
 
 def test_killed_process_resumes(tmp_path):
     """SIGKILL a sweep in a subprocess after three points; the rerun computes only the rest."""
     c, cache = tmp_path / "calls", tmp_path / "cache"
-    code = SCRIPT.format(here=str(HERE), counter=str(c), cache=str(cache))
+    code = SCRIPT.format(here=str(HERE), counter=str(c), cache=str(cache), n_jobs=1)
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while len(list(cache.rglob("*.pkl"))) < 3:  # kill just after a point was written
@@ -144,6 +144,29 @@ def test_killed_process_resumes(tmp_path):
     df = run_sweep(simulate, g, cache_dir=cache)
     assert calls(c) == 6  # every point computed exactly once overall
     assert len(list(cache.rglob("*.pkl"))) == 6 and not list(cache.rglob("*.tmp"))
+    pd.testing.assert_frame_equal(df, run_sweep(simulate, g, cache_dir=False))
+
+
+def test_interrupted_local_processes_resume(tmp_path):
+    """Ctrl-C a sweep running on two local processes: the points they finished are kept (joblib
+    stops its workers), and the rerun computes only the rest."""
+    c, cache = tmp_path / "calls", tmp_path / "cache"
+    code = SCRIPT.format(here=str(HERE), counter=str(c), cache=str(cache), n_jobs=2)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while len(list(cache.rglob("*.pkl"))) < 2:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the subprocess did not get going"
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0 and b"KeyboardInterrupt" in err
+    time.sleep(1.0)  # a worker still mid-point when the parent stopped has ended by now
+    done = calls(c)
+    assert 2 <= done < 6 and done == len(list(cache.rglob("*.pkl")))
+    g = [dict(p, sleep=0.3) for p in grid(c)]
+    df = run_sweep(simulate, g, cache_dir=cache, n_jobs=2)
+    assert calls(c) == 6 and len(list(cache.rglob("*.pkl"))) == 6
     pd.testing.assert_frame_equal(df, run_sweep(simulate, g, cache_dir=False))
 
 
@@ -180,6 +203,29 @@ def test_interrupted_dask_sweep_resumes(tmp_path, cluster):
     df = run_sweep(simulate, g, cache_dir=cache, dask=cluster.scheduler_address)
     assert calls(c) == 6 and len(list(cache.rglob("*.pkl"))) == 6
     pd.testing.assert_frame_equal(df, run_sweep(simulate, g, cache_dir=False))
+
+
+def test_cache_folder_the_workers_cannot_see(tmp_path, monkeypatch):
+    """Workers on other machines may not see the caller's cache folder: their write goes
+    elsewhere or fails. The caller then writes each point as its result arrives, so a rerun
+    recomputes nothing. (Simulated with in-process workers whose write is dropped.)"""
+    from infsched import sweep
+
+    task = sweep._dask_task
+
+    def worker_without_the_folder(fn, point, path, record):
+        return task(fn, point, None, record)
+
+    c, cache = tmp_path / "calls", tmp_path / "cache"
+    monkeypatch.setattr(sweep, "_dask_task", worker_without_the_folder)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as lc:
+        df = run_sweep(simulate, grid(c), cache_dir=cache, dask=lc.scheduler_address)
+        assert calls(c) == 6 and len(list(cache.rglob("*.pkl"))) == 6
+        again = run_sweep(simulate, grid(c), cache_dir=cache, dask=lc.scheduler_address)
+    assert calls(c) == 6
+    pd.testing.assert_frame_equal(df, again)
+    pd.testing.assert_frame_equal(df, run_sweep(simulate, grid(c), cache_dir=False))
 
 
 def test_library_version_in_key(monkeypatch):
