@@ -219,7 +219,7 @@ def test_cache_folder_the_workers_cannot_see(tmp_path, monkeypatch):
     c, cache = tmp_path / "calls", tmp_path / "cache"
     monkeypatch.setattr(sweep, "_dask_task", worker_without_the_folder)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as lc:
+                                  dashboard_address=":0") as lc:
         df = run_sweep(simulate, grid(c), cache_dir=cache, dask=lc.scheduler_address)
         assert calls(c) == 6 and len(list(cache.rglob("*.pkl"))) == 6
         again = run_sweep(simulate, grid(c), cache_dir=cache, dask=lc.scheduler_address)
