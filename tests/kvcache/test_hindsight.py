@@ -3,6 +3,7 @@ instances, sits between its LP relaxation and MC-SF, and reports honestly when s
 
 from __future__ import annotations
 
+import dataclasses
 import numpy as np
 import pytest
 
@@ -49,6 +50,24 @@ def test_a_time_limit_returns_an_honest_incumbent():
     assert not r.certified
     assert r.lower_bound <= r.objective <= tel and 0 < r.gap <= 1
     check_schedule(inst, r.starts).require()
+
+
+@pytest.mark.parametrize("gap", [1.0, 0.0, float("inf")])
+def test_a_stop_without_a_dual_bound_falls_back_on_the_lp_bound(monkeypatch, gap):
+    """On the paper-sized programs HiGHS can stop at its time limit with an incumbent but a gap
+    of 100 % (a dual bound of zero) or none: the bound reported is then the LP relaxation's, not
+    zero (which made Fig. 2's ratio to the bound divide by zero), nor the incumbent itself."""
+    inst = ins.arrival_model_1(np.random.default_rng(0), n_range=(5, 8))
+    real = hs.solve_milp
+
+    def stopped(*args, **kwargs):
+        return dataclasses.replace(real(*args, **kwargs), optimal=False, gap=gap, status="time_limit")
+
+    monkeypatch.setattr(hs, "solve_milp", stopped)
+    r = hs.solve_hindsight(inst, time_limit=5)
+    assert not r.certified
+    assert r.lower_bound == pytest.approx(hs.lp_bound(inst, hs.build_model(inst)))
+    assert 0 < r.lower_bound <= r.objective and 0 <= r.gap < 1
 
 
 def test_bad_time_limit():

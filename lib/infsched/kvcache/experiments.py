@@ -140,7 +140,8 @@ def fig2_point(model: int, trial: int, seed: int, lo: int, hi: int, time_limit: 
     r = hindsight.solve_hindsight(inst, time_limit=time_limit)
     return {"n": inst.n, "M": inst.M, "tel_mcsf": tel, "opt": r.objective,
             "lower_bound": r.lower_bound, "certified": r.certified, "ratio": tel / r.objective,
-            "ratio_to_bound": tel / r.lower_bound, "n_vars": r.n_vars, "seconds": r.seconds}
+            "ratio_to_bound": tel / r.lower_bound if r.lower_bound > 0 else float("nan"),
+            "n_vars": r.n_vars, "seconds": r.seconds}
 
 
 def fig2(scale: str = "default", seed: int = 0, *, n_jobs: int | None = None,

@@ -132,8 +132,9 @@ def solve_hindsight(inst: Instance, *, time_limit: float = 20.0) -> HindsightRes
     """The hindsight optimum by HiGHS, stopped after ``time_limit`` seconds.
 
     Uncertified results keep the better of HiGHS's incumbent and MC-SF's schedule (so the
-    objective never exceeds TEL(MC-SF)) with HiGHS's lower bound beside it; every schedule
-    returned has passed :func:`~infsched.kvcache.model.check_schedule`.
+    objective never exceeds TEL(MC-SF)) with a lower bound beside it: HiGHS's, or the LP
+    relaxation's where HiGHS stopped without a positive one. Every schedule returned has passed
+    :func:`~infsched.kvcache.model.check_schedule`.
     """
     require(isinstance(time_limit, (int, float)) and time_limit > 0, "time_limit", time_limit,
             "must be a positive number of seconds")
@@ -154,6 +155,10 @@ def solve_hindsight(inst: Instance, *, time_limit: float = 20.0) -> HindsightRes
     starts = model.starts(sol.x)
     tel = check_schedule(inst, starts).require().tel
     lower = tel if sol.optimal else tel * (1.0 - sol.gap)
+    if not sol.optimal and not 0.0 < sol.gap < 1.0:
+        # stopped before HiGHS had a dual bound above zero (a gap of 100 %, or none reported, as
+        # on the paper-sized programs at a minute): the LP relaxation's bound instead
+        lower = lp_bound(inst, model)
     if not sol.optimal and upper_tel < tel:
         starts, tel = upper_starts, upper_tel
     return HindsightResult(tel, starts, bool(sol.optimal), float(lower),
