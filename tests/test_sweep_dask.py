@@ -115,6 +115,20 @@ def test_failing_point_is_recorded(tmp_path, backend, request):
     pd.testing.assert_frame_equal(again.drop(columns="error"), run_sweep(simulate, g, cache_dir=cache))
 
 
+def interrupt_after(code, cache, points, sig, *, timeout=60):
+    """Run ``code`` in a subprocess, send it ``sig`` as soon as ``points`` points are cached, and
+    return its return code and stderr."""
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + timeout
+    while len(list(cache.rglob("*.pkl"))) < points:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the subprocess did not get going"
+        time.sleep(0.01)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    return proc.returncode, err
+
+
 SCRIPT = """
 import sys
 sys.path.insert(0, {here!r})
@@ -129,15 +143,8 @@ def test_killed_process_resumes(tmp_path):
     """SIGKILL a sweep in a subprocess after three points; the rerun computes only the rest."""
     c, cache = tmp_path / "calls", tmp_path / "cache"
     code = SCRIPT.format(here=str(HERE), counter=str(c), cache=str(cache), n_jobs=1)
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while len(list(cache.rglob("*.pkl"))) < 3:  # kill just after a point was written
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the subprocess did not get going"
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    assert proc.returncode == -signal.SIGKILL
+    rc, _ = interrupt_after(code, cache, 3, signal.SIGKILL)  # just after a point was written
+    assert rc == -signal.SIGKILL
     done = calls(c)
     assert 3 <= done < 6
     g = [dict(p, sleep=0.3) for p in grid(c)]
@@ -152,15 +159,8 @@ def test_interrupted_local_processes_resume(tmp_path):
     stops its workers), and the rerun computes only the rest."""
     c, cache = tmp_path / "calls", tmp_path / "cache"
     code = SCRIPT.format(here=str(HERE), counter=str(c), cache=str(cache), n_jobs=2)
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    while len(list(cache.rglob("*.pkl"))) < 2:
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the subprocess did not get going"
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode != 0 and b"KeyboardInterrupt" in err
+    rc, err = interrupt_after(code, cache, 2, signal.SIGINT, timeout=120)
+    assert rc != 0 and b"KeyboardInterrupt" in err
     time.sleep(1.0)  # a worker still mid-point when the parent stopped has ended by now
     done = calls(c)
     assert 2 <= done < 6 and done == len(list(cache.rglob("*.pkl")))
@@ -186,15 +186,8 @@ def test_interrupted_dask_sweep_resumes(tmp_path, cluster):
     c, cache = tmp_path / "calls", tmp_path / "cache"
     code = DASK_SCRIPT.format(here=str(HERE), counter=str(c), cache=str(cache),
                               address=cluster.scheduler_address)
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while len(list(cache.rglob("*.pkl"))) < 2:
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the subprocess did not get going"
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode != 0 and b"KeyboardInterrupt" in err
+    rc, err = interrupt_after(code, cache, 2, signal.SIGINT)
+    assert rc != 0 and b"KeyboardInterrupt" in err
     with distributed.Client(cluster, set_as_default=False) as client:  # let running points end
         while any(client.run(lambda dask_worker: len(dask_worker.state.executing)).values()):
             time.sleep(0.05)
