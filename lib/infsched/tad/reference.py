@@ -6,9 +6,12 @@ servers per class; a server hands its token back when its last job leaves. On ea
 ``policy.choose(idle_counts, busy_counts, Δ, u)`` for a class, sends the job to an idle server of
 that class if there is one (else to a uniformly random server of the class) and updates Δ.
 
-It consumes the very numbers the fast engine draws (:func:`infsched.tad.sim.job_streams`), so on
-the same seed both give the same per-job response times: that is how the engine is checked.
-Use it on small instances only (tens of thousands of jobs).
+It draws every service time, as the paper describes, from :func:`infsched.tad.sim.job_streams`.
+With deterministic service the fast (Lindley) engine consumes the very same numbers, so on the
+same seed both give the same per-job response times; with exponential service the fast engine is
+a Markov chain over queue lengths that draws other numbers, and the two are held to the same
+answer in distribution (``tests/tad/test_sim.py``). Use it on small instances only (tens of
+thousands of jobs).
 
 Time-varying load and target (spec §3.4, :func:`simulate_reference_phases`): arrivals follow the
 piecewise-constant rate by the engine's own exact time change

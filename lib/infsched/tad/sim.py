@@ -1,23 +1,39 @@
-"""Fast simulator: the per-arrival Lindley engine of spec §6.2, compiled with numba.
+"""Fast simulators of the n-server system (spec §6), compiled with numba: one per service law.
 
-Every server serves its queue FCFS, so a job's completion time is fixed the moment it is routed:
-``free_at[s] = max(t, free_at[s]) + S``. There are no departure events. Per class the dispatcher
-keeps a LIFO stack of idle servers (the paper's tokens); the busy servers sit in one min-heap keyed
-by the time they empty, with lazy deletion: a busy server that is given another job keeps its old
-(smaller) heap key, and when that key is popped it is pushed back with its new ``free_at``. So the
-heap holds one entry per busy server (memory O(n)), and tokens come back in the order the servers
-empty, exactly as in the simpy reference (:mod:`infsched.tad.reference`).
+**Exponential service: a Markov chain over queue lengths.** With exponential service the state
+that matters is the number of jobs at each server, and the next event is drawn in O(1) by
+competing exponentials: arrivals at rate nλ, and a departure from each busy class-k server at
+rate μ_k, so the next event comes after Exp(R), R = nλ + Σ_k μ_k·busy_k, and is an arrival with
+probability nλ/R, else a departure from a uniformly chosen busy server of class k with
+probability μ_k·busy_k/R (one uniform picks both the event and the server). Servers of one class
+are exchangeable, so each class keeps its queue lengths in slots, the busy servers first: an
+idle server is the first idle slot, and a server that empties swaps with the last busy slot
+(O(1), no heap). The mean response time is Little's law over the measured window:
+∫N(t)dt / (arrivals in it). The warm-up is the first ``warmup × n_jobs`` arrivals.
 
-Randomness (DESIGN.md): four ``numpy.random.Generator`` streams spawned from one
-``SeedSequence(seed)`` and drawn in chunks of ``CHUNK`` jobs by :func:`job_streams`: unit
-exponential inter-arrival times, unit exponential service draws (scaled by 1/μ_i once the class is
-chosen; unused but still drawn for deterministic service), one policy uniform and one server
-uniform per job. The simpy reference consumes the same numbers in the same order, so both give
-the same per-job response times.
+Without ``record`` a stationary run does not even draw the holding times: the sequence of states
+(the jump chain) does not depend on them, and ∫N dt is estimated by Σ N/R, the expected holding
+time of each state (discrete-time conversion, Fox & Glynn 1990; same mean, smaller variance).
+With ``record=True`` (or through phases) holding times are drawn and every arrival and
+departure time is kept; per-job response times are then not known (the chain does not track
+which job leaves), so ``SimResult.responses`` needs deterministic service.
 
-Warm-up: jobs arriving before ``warmup × (last arrival time)`` are simulated but not measured.
-Spec §6.2 suggests max(50 time units, 20 %); we keep a pure fraction (default 0.2) so that the
-cut scales with the run; the last arrival time is found by a first pass over the arrival stream.
+**Deterministic service: the per-arrival Lindley engine of spec §6.2.** Every server serves its
+queue FCFS, so a job's completion time is fixed the moment it is routed:
+``free_at[s] = max(t, free_at[s]) + S``. Per class the dispatcher keeps a LIFO stack of idle
+servers (the paper's tokens). A server hands its token back when it empties; with one service
+time per class, class-k services end in the order they start, so each class keeps a FIFO of
+(end of the current service, server) and there is no heap: at an arrival, the services that
+ended by then are popped in order, and a server with more work starts its next job (pushed at
+the back). Tokens come back in the order the servers empty, exactly as in the simpy reference
+(:mod:`infsched.tad.reference`), which consumes the same random numbers: the two agree job by job.
+
+Randomness (DESIGN.md): ``numpy.random.Generator`` streams spawned from one
+``SeedSequence(seed)``, drawn in blocks (same seed, same numbers, whatever the block size). The
+Markov engine uses two streams: unit exponential holding times and uniforms (one per event, one
+for the policy and one for a random server when the policy or the routing needs them). The
+Lindley engine uses :func:`job_streams`: per job a unit exponential inter-arrival time, a policy
+uniform and a server uniform (and a service stream that deterministic service does not draw).
 """
 
 from __future__ import annotations
@@ -28,7 +44,6 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from infsched.des import heap_push, heap_sift_down
 from infsched.errors import ConfigError, InfeasibleError, config_error, one_of, require
 from infsched.tad.model import SystemParams
 from infsched.tad.policies import (
@@ -40,9 +55,11 @@ from infsched.tad.policies import (
     policy_target,
 )
 
-#: Jobs per chunk of pre-drawn random numbers (bounded memory for paper-scale runs).
+#: Jobs per block of pre-drawn random numbers (Lindley engine); draws per block (Markov engine).
 CHUNK = 1 << 18
-#: Batches for the batch-means confidence interval of the mean response time.
+#: Block of uniforms / holding times the Markov engine draws at a time (fits in the L2 cache).
+BLOCK = 1 << 14
+#: Batches for the batch-means confidence interval of the mean response.
 N_BATCHES = 20
 SERVICES = ("exp", "det")
 
@@ -51,20 +68,23 @@ _RANDOM, _JIQ_FAST, _JIQ_ACCURATE, _R_JIQ, _TAD, _TADOP = range(6)
 
 # ============================================================================ random streams
 
-def job_streams(seed, n_jobs: int | None, chunk: int = CHUNK):
+def job_streams(seed, n_jobs: int | None, chunk: int = CHUNK, draw_service: bool = True):
     """Yield chunks ``(e_arr, e_srv, u_pol, u_srv)`` of the four per-job random streams.
 
     Four generators are spawned from ``SeedSequence(seed)``: unit exponential inter-arrival
     draws, unit exponential service draws, the policy's uniform and the server uniform. Chunks
-    hold ``chunk`` jobs (the last one fewer); ``n_jobs=None`` yields forever. Used by both the
-    numba engine and the simpy reference, so they see the same numbers.
+    hold ``chunk`` jobs (the last one fewer); ``n_jobs=None`` yields forever. With
+    ``draw_service=False`` the service stream is not drawn (``e_srv`` is None; the other three
+    are unchanged). Used by the Lindley engine and the simpy reference, so they see the same
+    numbers.
     """
     g_arr, g_srv, g_pol, g_sv = (np.random.Generator(np.random.PCG64(s))
                                  for s in np.random.SeedSequence(seed).spawn(4))
     done = 0
     while n_jobs is None or done < n_jobs:
         m = chunk if n_jobs is None else min(chunk, n_jobs - done)
-        yield (g_arr.standard_exponential(m), g_srv.standard_exponential(m),
+        yield (g_arr.standard_exponential(m),
+               g_srv.standard_exponential(m) if draw_service else None,
                g_pol.random(m), g_sv.random(m))
         done += m
 
@@ -77,6 +97,33 @@ def _arrival_draws(seed, n_jobs: int, chunk: int = CHUNK):
         m = min(chunk, n_jobs - done)
         yield g_arr.standard_exponential(m)
         done += m
+
+
+class _Draws:
+    """The Markov engine's two streams, in blocks: ``u`` uniforms and ``e`` unit exponentials.
+
+    The engine consumes a block from index ``iu`` / ``ie`` on; :meth:`refill` keeps the unused
+    tail in order and draws the rest, so the numbers consumed do not depend on the block size.
+    """
+
+    def __init__(self, seed, block: int, timed: bool):
+        # children 4 and 5 of the run's SeedSequence (job_streams uses children 0-3)
+        g_u, g_e = (np.random.Generator(np.random.PCG64(s))
+                    for s in np.random.SeedSequence(seed).spawn(6)[4:])
+        self.g_u, self.g_e, self.timed = g_u, g_e, timed
+        self.u = g_u.random(block)
+        self.e = g_e.standard_exponential(block) if timed else np.zeros(1)
+
+    def refill(self, iu: int, ie: int):
+        u = self.u
+        rest = u.shape[0] - iu
+        u[:rest] = u[iu:]
+        self.g_u.random(out=u[rest:])
+        if self.timed:
+            e = self.e
+            rest = e.shape[0] - ie
+            e[:rest] = e[ie:]
+            self.g_e.standard_exponential(out=e[rest:])
 
 
 @njit(cache=True)
@@ -113,22 +160,22 @@ def _arrivals_phases(t, p, e, rates, inv_rates, ends, out):
     return t, p, e.shape[0]
 
 
-# ============================================================================ the engine
+# ============================================================================ Lindley engine (det)
 
 @njit(cache=True)
-def _run_chunk(arr_t, e_srv, u_pol, u_srv, m,
-               # system
-               inv_mu, det, sizes, starts, cls_of, n_total,
-               # state (mutated)
-               free_at, stk, stn, ht, hs, istate, delta, mind,
-               # policy tables, one row per phase
-               code, jiq, lenient, cum_p, pos, neg, proper, lo, hi, pick, ntup, d, ntol, ptol,
-               ph_end,
-               # measurement
-               t_cut, bscale, nb, bsum, bcnt, counts,
-               record, rec_dep, rec_cls):
+def _run_det(arr_t, u_pol, u_srv, m,
+             # system
+             inv_mu, sizes, starts, n_total,
+             # state (mutated)
+             free_at, stk, stn, fq_t, fq_s, fq_head, fq_cnt, istate, delta, mind,
+             # policy tables, one row per phase
+             code, jiq, lenient, cum_p, pos, neg, proper, lo, hi, pick, ntup, d, ntol, ptol,
+             ph_end,
+             # measurement
+             t_cut, bscale, nb, bsum, bcnt, counts,
+             record, rec_dep, rec_cls):
+    """Route ``m`` jobs arriving at ``arr_t`` (deterministic service; see the module doc)."""
     K = inv_mu.shape[0]
-    hn = istate[0]
     p = istate[1]
     P = ph_end.shape[0]
     dl = delta[0]
@@ -137,30 +184,43 @@ def _run_chunk(arr_t, e_srv, u_pol, u_srv, m,
         t = arr_t[j]
         while p < P - 1 and t >= ph_end[p]:
             p += 1
-        # 1. refresh idles: servers that emptied by t hand their token back, in order of f
+        # 1. services that ended by t: a server with more work starts its next job (back of
+        #    the class FIFO), an empty one hands its token back, in the order they empty
         if jiq:
-            while hn > 0 and ht[0] <= t:
-                f = ht[0]
-                s = hs[0]
-                fs = free_at[s]
-                if fs == f:
-                    hn -= 1
-                    if hn > 0:
-                        heap_sift_down(ht, hs, hn, ht[hn], hs[hn])
-                    k = cls_of[s]
-                    stk[starts[k] + stn[k]] = s
-                    stn[k] += 1
-                else:   # stale key: the server got more work; re-key it
-                    heap_sift_down(ht, hs, hn, fs, s)
+            for k in range(K):
+                cnt = fq_cnt[k]
+                if cnt == 0:
+                    continue
+                st0 = starts[k]
+                nk = sizes[k]
+                h = fq_head[k]
+                S = inv_mu[k]
+                while cnt > 0 and fq_t[st0 + h] <= t:
+                    c = fq_t[st0 + h]
+                    s = fq_s[st0 + h]
+                    h += 1
+                    if h == nk:
+                        h = 0
+                    cnt -= 1
+                    if free_at[s] == c:
+                        stk[st0 + stn[k]] = s
+                        stn[k] += 1
+                    else:
+                        tail = h + cnt
+                        if tail >= nk:
+                            tail -= nk
+                        fq_t[st0 + tail] = c + S
+                        fq_s[st0 + tail] = s
+                        cnt += 1
+                fq_head[k] = h
+                fq_cnt[k] = cnt
         # 2. choose a class
-        u = u_pol[j]
+        # the policy's rule (the same code as in _run_exp: keep the two in step)
         i = -1
         if code == _R_JIQ or code == _RANDOM:
-            i = K - 1
+            i = 0           # the first k with u < cum_p[k] (cum_p increases): count, no branches
             for k in range(K - 1):
-                if u < cum_p[p, k]:
-                    i = k
-                    break
+                i += u_pol[j] >= cum_p[p, k]
         elif code == _TADOP:
             for tt in range(ntup[p]):
                 if proper[p, tt]:
@@ -192,7 +252,7 @@ def _run_chunk(arr_t, e_srv, u_pol, u_srv, m,
                         i = k
                         break
             if i < 0:
-                i = min(int(u * K), K - 1)
+                i = min(int(u_pol[j] * K), K - 1)
         elif code == _TAD:
             first = -1
             for k in range(K):
@@ -211,7 +271,7 @@ def _run_chunk(arr_t, e_srv, u_pol, u_srv, m,
                     for k in range(K):
                         if dl + d[p, k] >= ntol:
                             nallowed += 1
-                    r = min(int(u * nallowed), nallowed - 1)
+                    r = min(int(u_pol[j] * nallowed), nallowed - 1)
                     for k in range(K):
                         if dl + d[p, k] >= ntol:
                             if r == 0:
@@ -230,7 +290,7 @@ def _run_chunk(arr_t, e_srv, u_pol, u_srv, m,
                         i = k
                         break
             if i < 0:
-                x = min(int(u * n_total), n_total - 1)
+                x = min(int(u_pol[j] * n_total), n_total - 1)
                 c = 0
                 i = K - 1
                 for k in range(K):
@@ -239,13 +299,18 @@ def _run_chunk(arr_t, e_srv, u_pol, u_srv, m,
                         i = k
                         break
         # 3. place the job
-        S = inv_mu[i] if det else e_srv[j] * inv_mu[i]
+        S = inv_mu[i]
         if jiq and stn[i] > 0:
             stn[i] -= 1
             s = stk[starts[i] + stn[i]]
             fnew = t + S
             free_at[s] = fnew
-            hn = heap_push(ht, hs, hn, fnew, s)
+            tail = fq_head[i] + fq_cnt[i]
+            if tail >= sizes[i]:
+                tail -= sizes[i]
+            fq_t[starts[i] + tail] = fnew
+            fq_s[starts[i] + tail] = s
+            fq_cnt[i] += 1
         else:
             s = starts[i] + min(int(u_srv[j] * sizes[i]), sizes[i] - 1)
             fs = free_at[s]
@@ -267,31 +332,263 @@ def _run_chunk(arr_t, e_srv, u_pol, u_srv, m,
         if record:
             rec_dep[j] = fnew
             rec_cls[j] = i
-    istate[0] = hn
     istate[1] = p
     delta[0] = dl
     mind[0] = md
 
 
+# ============================================================================ Markov engine (exp)
+
+@njit(cache=True)
+def _run_exp(ubuf, ebuf, timed,
+             # system
+             mu, inv_mu, sizes, starts, n_total,
+             # state (mutated): q holds each class's queue lengths in slots, busy slots first
+             q, stn, cr, ist, fst, delta, mind,
+             # policy tables, one row per phase; arrival rate per phase
+             code, jiq, lenient, cum_p, pos, neg, proper, lo, hi, pick, ntup, d, ntol, ptol,
+             ph_end, rates,
+             # measurement
+             n_target, j0, by_time, bscale, nb, barea, barr, counts,
+             record, rec_arr, rec_cls, rec_dep):
+    """Advance the chain until ``n_target`` arrivals, the end of the last phase, a used-up
+    block of draws or a full record buffer; the state lives in ``ist``/``fst`` between calls.
+
+    ist: [N, phase, iu, ie, arrivals, n_rec_arr, n_rec_dep, finished]; fst: [t].
+    """
+    K = mu.shape[0]
+    P = ph_end.shape[0]
+    N = ist[0]
+    p = ist[1]
+    iu = ist[2]
+    ie = ist[3]
+    ja = ist[4]
+    ra = ist[5]
+    rd = ist[6]
+    t = fst[0]
+    dl = delta[0]
+    md = mind[0]
+    lam_tot = rates[p]
+    nu = ubuf.shape[0] - 3
+    ne = ebuf.shape[0]
+    nrec = rec_arr.shape[0]
+    bmul = nb / (n_target - j0)         # batch of a measured arrival: (its index − j0)·bmul
+    b = 0
+    if ja > j0:
+        b = min(int((ja - 1 - j0) * bmul), nb - 1)
+    while True:
+        if ja >= n_target:
+            ist[7] = 1
+            break
+        if iu >= nu or (timed and ie >= ne) or (record and (ra >= nrec or rd >= nrec)):
+            break
+        R = lam_tot
+        for k in range(K):
+            R += mu[k] * (sizes[k] - stn[k])
+            cr[k] = R           # nλ + the rates of classes 0..k
+        if timed:
+            dt = ebuf[ie] / R
+            ie += 1
+            if t + dt >= ph_end[p]:
+                # a phase ends first: by memorylessness the race restarts at the boundary
+                if ja > j0 or by_time:
+                    if by_time:
+                        b = min(int(t * bscale), nb - 1)
+                    barea[b] += N * (ph_end[p] - t)
+                t = ph_end[p]
+                if p == P - 1:
+                    ist[7] = 1
+                    break
+                p += 1
+                lam_tot = rates[p]
+                continue
+        else:
+            dt = 1.0 / R
+        if ja > j0 or by_time:
+            if by_time:
+                b = min(int(t * bscale), nb - 1)
+            barea[b] += N * dt
+        t += dt
+        x = ubuf[iu] * R
+        iu += 1
+        if x < lam_tot or N == 0:
+            # an arrival
+            # the policy's rule (infsched.tad.policies, `choose`); `used`: the uniform was spent
+            i = -1
+            used = 0
+            if code == _R_JIQ or code == _RANDOM:
+                used = 1
+                i = 0       # the first k with u < cum_p[k] (cum_p increases): count, no branches
+                for k in range(K - 1):
+                    i += ubuf[iu] >= cum_p[p, k]
+            elif code == _TADOP:
+                for tt in range(ntup[p]):
+                    if proper[p, tt]:
+                        l = lo[p, tt]
+                        h = hi[p, tt]
+                        sel = l if dl > ptol else h
+                        if lenient:
+                            ok = stn[sel] > 0
+                        else:
+                            ok = stn[l] > 0 and stn[h] > 0
+                        if ok:
+                            i = sel
+                            break
+                    else:
+                        ok = True
+                        for k in range(K):
+                            if pos[p, tt, k] and stn[k] == 0:
+                                ok = False
+                                break
+                            if neg[p, tt, k] and stn[k] == sizes[k]:
+                                ok = False
+                                break
+                        if ok:
+                            i = pick[p, tt]
+                            break
+                if i < 0:
+                    for k in range(K - 1, -1, -1):
+                        if stn[k] > 0:
+                            i = k
+                            break
+                if i < 0:
+                    used = 1
+                    i = min(int(ubuf[iu] * K), K - 1)
+            elif code == _TAD:
+                first = -1
+                for k in range(K):
+                    if dl + d[p, k] >= ntol:
+                        if first < 0:
+                            first = k
+                        if stn[k] > 0:
+                            i = k
+                            break
+                if i < 0:
+                    if first < 0:
+                        i = K - 1
+                    else:
+                        # I = {k : Δ + d_k ≥ 0}: count it fully, then take the uniform pick
+                        used = 1
+                        nallowed = 0
+                        for k in range(K):
+                            if dl + d[p, k] >= ntol:
+                                nallowed += 1
+                        r = min(int(ubuf[iu] * nallowed), nallowed - 1)
+                        for k in range(K):
+                            if dl + d[p, k] >= ntol:
+                                if r == 0:
+                                    i = k
+                                    break
+                                r -= 1
+            else:   # JIQ baselines
+                if code == _JIQ_FAST:
+                    for k in range(K):
+                        if stn[k] > 0:
+                            i = k
+                            break
+                else:
+                    for k in range(K - 1, -1, -1):
+                        if stn[k] > 0:
+                            i = k
+                            break
+                if i < 0:
+                    used = 1
+                    x = min(int(ubuf[iu] * n_total), n_total - 1)
+                    c = 0
+                    i = K - 1
+                    for k in range(K):
+                        c += sizes[k]
+                        if x < c:
+                            i = k
+                            break
+            iu += used
+            st0 = starts[i]
+            busy = sizes[i] - stn[i]
+            if jiq and stn[i] > 0:
+                q[st0 + busy] = 1
+                stn[i] -= 1
+            else:
+                r = min(int(ubuf[iu] * sizes[i]), sizes[i] - 1)
+                iu += 1
+                if r < busy:
+                    q[st0 + r] += 1
+                else:       # an idle server: all idle servers of a class are alike
+                    q[st0 + busy] = 1
+                    stn[i] -= 1
+            N += 1
+            dl += d[p, i]
+            if dl < md:
+                md = dl
+            if ja >= j0:
+                if not by_time:
+                    b = min(int((ja - j0) * bmul), nb - 1)
+                barr[b] += 1
+                counts[i] += 1
+            if record:
+                rec_arr[ra] = t
+                rec_cls[ra] = i
+                ra += 1
+            ja += 1
+        else:
+            # a departure from a busy server: the class whose share of R holds x, then a slot
+            # (a class with no busy server has an empty share and is skipped)
+            k = 0
+            for kk in range(K - 1):
+                k += x >= cr[kk]
+            lo_k = cr[k - 1] if k > 0 else lam_tot
+            busy = sizes[k] - stn[k]
+            st0 = starts[k]
+            s = st0 + min(int((x - lo_k) * inv_mu[k]), busy - 1)
+            q[s] -= 1
+            if q[s] == 0:
+                last = st0 + busy - 1
+                q[s] = q[last]
+                q[last] = 0
+                stn[k] += 1
+            N -= 1
+            if record:
+                rec_dep[rd] = t
+                rd += 1
+    ist[0] = N
+    ist[1] = p
+    ist[2] = iu
+    ist[3] = ie
+    ist[4] = ja
+    ist[5] = ra
+    ist[6] = rd
+    fst[0] = t
+    delta[0] = dl
+    mind[0] = md
+
+
+# ============================================================================ engine state
+
 class _Engine:
-    """State of one run carried across chunks (all arrays mutated in place by the kernel)."""
+    """State of one run carried across kernel calls (arrays mutated in place by the kernels)."""
 
     def __init__(self, params: SystemParams, n: int, tables: list[PolicyTable], ph_end, service):
         sizes = params.class_sizes(n)
         self.sizes = sizes
         self.starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        self.cls_of = np.repeat(np.arange(params.K, dtype=np.int64), sizes)
         self.n = int(n)
+        self.mu = params.mu_arr
         self.inv_mu = 1.0 / params.mu_arr
         self.det = service == "det"
-        self.free_at = np.zeros(n)
-        # initial idle stacks: class k holds starts[k]+n_k-1 ... starts[k]; pop gives starts[k]
-        self.stk = np.concatenate([np.arange(st + nk - 1, st - 1, -1)
-                                   for st, nk in zip(self.starts, sizes)]).astype(np.int64)
         self.stn = sizes.astype(np.int64).copy()
-        self.ht = np.zeros(n)
-        self.hs = np.zeros(n, np.int64)
-        self.istate = np.zeros(2, np.int64)
+        if self.det:
+            self.free_at = np.zeros(n)
+            # initial idle stacks: class k holds starts[k]+n_k-1 ... starts[k]; pop gives starts[k]
+            self.stk = np.concatenate([np.arange(st + nk - 1, st - 1, -1)
+                                       for st, nk in zip(self.starts, sizes)]).astype(np.int64)
+            self.fq_t = np.zeros(n)                     # per-class FIFO rings of service ends
+            self.fq_s = np.zeros(n, np.int64)
+            self.fq_head = np.zeros(params.K, np.int64)
+            self.fq_cnt = np.zeros(params.K, np.int64)
+        else:
+            self.q = np.zeros(n, np.int64)
+            self.cr = np.zeros(params.K)
+            self.fst = np.zeros(1)
+        self.istate = np.zeros(8, np.int64)
         t0 = tables[0]
         exact = all(tb.exact for tb in tables)
         ddt = np.int64 if exact else np.float64
@@ -325,19 +622,51 @@ class _Engine:
         self.has_target = all(tb.has_target for tb in tables)
         self.ph_end = np.asarray(ph_end, float)
         self.counts = np.zeros(K, np.int64)
-        self.bsum = np.zeros(N_BATCHES)
+        self.bsum = np.zeros(N_BATCHES)       # Lindley: Σ response; Markov: ∫N dt, per batch
         self.bcnt = np.zeros(N_BATCHES, np.int64)
 
-    def run(self, arr_t, e_srv, u_pol, u_srv, m, t_cut, bscale, record, rec_dep, rec_cls):
-        _run_chunk(arr_t, e_srv, u_pol, u_srv, m,
-                   self.inv_mu, self.det, self.sizes, self.starts, self.cls_of, self.n,
-                   self.free_at, self.stk, self.stn, self.ht, self.hs, self.istate,
-                   self.delta, self.mind,
-                   self.code, self.jiq, self.lenient, self.cum_p, self.pos, self.neg,
-                   self.proper, self.lo, self.hi, self.pick, self.ntup, self.d,
-                   self.ntol, self.ptol, self.ph_end,
-                   t_cut, bscale, N_BATCHES, self.bsum, self.bcnt, self.counts,
-                   record, rec_dep, rec_cls)
+    def run_det(self, arr_t, u_pol, u_srv, m, t_cut, bscale, record, rec_dep, rec_cls):
+        _run_det(arr_t, u_pol, u_srv, m,
+                 self.inv_mu, self.sizes, self.starts, self.n,
+                 self.free_at, self.stk, self.stn, self.fq_t, self.fq_s, self.fq_head,
+                 self.fq_cnt, self.istate, self.delta, self.mind,
+                 self.code, self.jiq, self.lenient, self.cum_p, self.pos, self.neg,
+                 self.proper, self.lo, self.hi, self.pick, self.ntup, self.d,
+                 self.ntol, self.ptol, self.ph_end,
+                 t_cut, bscale, N_BATCHES, self.bsum, self.bcnt, self.counts,
+                 record, rec_dep, rec_cls)
+
+    def run_exp(self, draws: _Draws, rates, n_target, j0, by_time, bscale, record, rec,
+                bar=None):
+        """Run the Markov chain to the end, refilling the draws and the record buffers."""
+        ist = self.istate
+        rec_arr, rec_cls, rec_dep = rec
+        parts_a, parts_c, parts_d = [], [], []
+        while True:
+            _run_exp(draws.u, draws.e, draws.timed,
+                     self.mu, self.inv_mu, self.sizes, self.starts, self.n,
+                     self.q, self.stn, self.cr, ist, self.fst, self.delta, self.mind,
+                     self.code, self.jiq, self.lenient, self.cum_p, self.pos, self.neg,
+                     self.proper, self.lo, self.hi, self.pick, self.ntup, self.d,
+                     self.ntol, self.ptol, self.ph_end, rates,
+                     n_target, j0, by_time, bscale, N_BATCHES, self.bsum, self.bcnt,
+                     self.counts, record, rec_arr, rec_cls, rec_dep)
+            if record and (ist[7] or ist[5] >= len(rec_arr) or ist[6] >= len(rec_dep)):
+                parts_a.append(rec_arr[:ist[5]].copy())
+                parts_c.append(rec_cls[:ist[5]].copy())
+                parts_d.append(rec_dep[:ist[6]].copy())
+                ist[5] = ist[6] = 0
+            if bar is not None:
+                bar.n = int(ist[4])
+                bar.refresh()
+            if ist[7]:
+                break
+            draws.refill(int(ist[2]), int(ist[3]))
+            ist[2] = ist[3] = 0
+        if not record:
+            return None, None, None
+        cat = lambda parts, dt: np.concatenate(parts) if parts else np.empty(0, dt)
+        return cat(parts_a, float), cat(parts_d, float), cat(parts_c, np.int8)
 
     def delta_points(self, value) -> float:
         if not self.has_target:
@@ -375,8 +704,12 @@ class SimResult:
     ``final_delta`` and ``min_delta`` are the accuracy surplus Δ = Σ (a_i − a*) over all routed
     jobs since time 0, at the end and its minimum after any routing, in accuracy points (NaN when
     the run has no target a*). ``ci_halfwidth`` is the 95 % batch-means half-width of the mean
-    response over ``N_BATCHES`` equal-time batches. ``arrivals``, ``departures`` and ``classes``
-    hold every job, warm-up included, when the run was made with ``record=True``.
+    response over ``N_BATCHES`` batches (equal time for the Lindley engine and for phases,
+    equal numbers of arrivals for the Markov engine). ``arrivals``, ``departures`` and
+    ``classes`` hold every job, warm-up included, when the run was made with ``record=True``.
+    With deterministic service ``departures[j]`` is job j's departure; with exponential service
+    (the Markov engine) ``departures`` holds the departure times in time order, not matched to
+    jobs (``departures_per_job`` is False), which is all :meth:`number_in_system` needs.
     """
 
     mean_response: float
@@ -389,6 +722,7 @@ class SimResult:
     arrivals: np.ndarray | None = None
     departures: np.ndarray | None = None
     classes: np.ndarray | None = None
+    departures_per_job: bool = True
     _sorted_dep: np.ndarray | None = field(default=None, repr=False)
 
     def _need_record(self):
@@ -397,8 +731,11 @@ class SimResult:
 
     @property
     def responses(self) -> np.ndarray:
-        """Per-job response times (record=True), in arrival order."""
+        """Per-job response times (record=True, deterministic service), in arrival order."""
         self._need_record()
+        if not self.departures_per_job:
+            raise ConfigError("per-job response times need service='det': the exponential "
+                              "engine does not track which job leaves (use mean_response)")
         return self.departures - self.arrivals
 
     def number_in_system(self, times) -> np.ndarray:
@@ -445,7 +782,8 @@ def _result(eng: _Engine, params: SystemParams, record_arrays) -> SimResult:
                      class_fractions=frac, n_jobs=n_meas,
                      final_delta=eng.delta_points(eng.delta[0]),
                      min_delta=eng.delta_points(eng.mind[0]),
-                     ci_halfwidth=ci, arrivals=arrivals, departures=departures, classes=classes)
+                     ci_halfwidth=ci, arrivals=arrivals, departures=departures, classes=classes,
+                     departures_per_job=bool(eng.det))
 
 
 # ============================================================================ validation
@@ -547,6 +885,17 @@ def simulate(params: SystemParams, policy: Policy | str, n: int, *, rho: float |
     policy, a_star, lam = _resolve(params, policy, n, rho, lam, a_star)
     table = policy.table(params, a_star=a_star)
     eng = _Engine(params, n, [table], [math.inf], service)
+    bar = _progress(progress, n_jobs)
+    if not eng.det:
+        # the Markov engine: warm-up = the first warmup × n_jobs arrivals; holding times are
+        # drawn only when the times are recorded
+        draws = _Draws(seed, _block(chunk), timed=record)
+        rec = _rec_buffers(record, min(_block(chunk), n_jobs))
+        recorded = eng.run_exp(draws, np.array([n * lam]), n_jobs, int(warmup * n_jobs), False,
+                               0.0, record, rec, bar)
+        if bar is not None:
+            bar.close()
+        return _result(eng, params, recorded)
 
     inv_rate = 1.0 / (n * lam)
     # first pass over the arrival stream: the last arrival time fixes the warm-up cut
@@ -559,22 +908,32 @@ def simulate(params: SystemParams, policy: Policy | str, n: int, *, rho: float |
 
     rec = (np.empty(n_jobs), np.empty(n_jobs), np.empty(n_jobs, np.int8)) if record else None
     dummy_f, dummy_c = np.empty(0), np.empty(0, np.int8)
-    bar = _progress(progress, n_jobs)
     t, done = 0.0, 0
-    for e_arr, e_srv, u_pol, u_srv in job_streams(seed, n_jobs, chunk):
+    for e_arr, _, u_pol, u_srv in job_streams(seed, n_jobs, chunk, draw_service=False):
         m = len(e_arr)
         t = _arrivals_const(t, e_arr, inv_rate, buf[:m])
         if record:
             rec[0][done:done + m] = buf[:m]
-        eng.run(buf, e_srv, u_pol, u_srv, m, t_cut, bscale, record,
-                rec[1][done:done + m] if record else dummy_f,
-                rec[2][done:done + m] if record else dummy_c)
+        eng.run_det(buf, u_pol, u_srv, m, t_cut, bscale, record,
+                    rec[1][done:done + m] if record else dummy_f,
+                    rec[2][done:done + m] if record else dummy_c)
         done += m
         if bar is not None:
             bar.update(m)
     if bar is not None:
         bar.close()
     return _result(eng, params, rec if record else (None, None, None))
+
+
+def _block(chunk: int) -> int:
+    """Draws per block of the Markov engine: ``chunk``, at most :data:`BLOCK`, at least 8."""
+    return max(8, min(int(chunk), BLOCK))
+
+
+def _rec_buffers(record: bool, size: int):
+    if record:
+        return np.empty(size), np.empty(size, np.int8), np.empty(size)
+    return np.empty(0), np.empty(0, np.int8), np.empty(0)
 
 
 def phase_plan(params: SystemParams, policy_name: str, n: int, phases, service: str):
@@ -622,18 +981,26 @@ def simulate_phases(params: SystemParams, policy_name: str, n: int, phases: list
     eng = _Engine(params, n, tables, ends, service)
     horizon = float(ends[-1])
     bscale = N_BATCHES / horizon
+    bar = _progress(progress, None)
+    if not eng.det:
+        draws = _Draws(seed, _block(chunk), timed=True)
+        rec = _rec_buffers(record, _block(chunk))
+        recorded = eng.run_exp(draws, rates, np.iinfo(np.int64).max, 0, True, bscale, record,
+                               rec, bar)
+        if bar is not None:
+            bar.close()
+        return _result(eng, params, recorded)
 
     buf = np.empty(chunk)
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     dummy_f, dummy_c = np.empty(0), np.empty(0, np.int8)
-    bar = _progress(progress, None)
     t, p = 0.0, 0
-    for e_arr, e_srv, u_pol, u_srv in job_streams(seed, None, chunk):
+    for e_arr, _, u_pol, u_srv in job_streams(seed, None, chunk, draw_service=False):
         t, p, m = _arrivals_phases(t, p, e_arr, rates, inv_rates, ends, buf)
         if m > 0:
             dep = np.empty(m) if record else dummy_f
             cls = np.empty(m, np.int8) if record else dummy_c
-            eng.run(buf, e_srv, u_pol, u_srv, m, 0.0, bscale, record, dep, cls)
+            eng.run_det(buf, u_pol, u_srv, m, 0.0, bscale, record, dep, cls)
             if record:
                 parts.append((buf[:m].copy(), dep, cls))
             if bar is not None:
