@@ -9,6 +9,8 @@ Reproduces Mendoza, Romero, Trippel, "Model Selection for Latency-Critical Infer
   summed literally as a test oracle;
 - ``mdp``: the worker MDP, value iteration and the expected accuracy/violation of §5.1;
 - ``variable``: variable batching (§4.3.2), its exact transitions and policy iteration;
+- ``headlaw``: the new head's slack-bucket law under variable batching, applied factor by
+  factor (incomplete-beta recurrence in compiled loops);
 - ``objective``: accuracy per query by Dinkelbach iterations (our extension);
 - ``policy``: the policy table the online phase looks up;
 - ``baselines``: Jellyfish+ and ModelSwitching;

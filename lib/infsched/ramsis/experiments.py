@@ -279,8 +279,8 @@ def _code_version(*fns: Callable) -> str:
     digest = hashlib.sha256()
     for fn in fns:
         digest.update(inspect.getsource(fn).encode())
-    for name in ("model.py", "kernel.py", "mdp.py", "variable.py", "objective.py", "sim.py",
-                 "baselines.py"):
+    for name in ("model.py", "kernel.py", "mdp.py", "variable.py", "headlaw.py", "objective.py",
+                 "sim.py", "baselines.py"):
         digest.update((here / name).read_bytes())
     for name in ("profiles.py", "des.py"):
         digest.update((here.parent / name).read_bytes())

@@ -52,11 +52,18 @@ arrived with the head: ``x = 0``. For ``b = n`` the action is the maximal-batchi
 
     ``Z_τ[a, n_rem, j'] = Σ_c P(c | a, τ) · V(n_rem + c, j') + P(n_rem + c > N | a, τ) · V(φ, ∅)``
 
-(one ``(|τ|·K·(N−1)) × (N+1)`` by ``(N+1) × J`` matrix product) and then
-``Q(s, (m, b)) = R + Σ_{r, j'} p(r|s) · P(j' | k_A, b, T_j, τ) · Z_τ[K − r, n − b, j']``: one sparse
-matrix (a row per valid ``(state, b < n)`` pair, ``p(r|s)·P(j'|…)`` as entries) times ``Z``. Only the
-``j'`` a pair can reach are stored: the new head's slack lies in ``[T_j − τ, SLO − τ)``. The incomplete
-beta functions are evaluated once, when the MDP is built, never inside a sweep.
+(one sparse ``(K·(N−1)) × (N+1)`` by ``(N+1) × J`` product per τ, in blocks of τ) and then
+
+    ``Q(s, (m, b)) = R + Σ_a p(a|s) · Σ_{j'} H_a(j' | n, j, b, τ) · Z_τ[a, n − b, j']``.
+
+The bucket law ``H`` is never stored per phase: :mod:`~infsched.ramsis.headlaw` keeps, for each
+bucket edge a pair can reach with more than ``1e-18`` of probability, the incomplete beta function
+of one phase and the first term of its recurrence in ``β``, and a compiled loop regenerates the
+``K`` phases while it sums. Memory grows with the factors (``S × K`` phases, three numbers per edge,
+``|τ|·K·(N+1)`` arrival probabilities), not with ``S²`` or with pairs × phases × buckets: the
+60-model image set at FLD D = 100 needs under 1 GiB where a stored ``p·H`` matrix needed 18 GiB.
+Policy evaluation solves the dense ``S × S`` system of the chosen actions (LU, reused for the
+stationary law).
 
 Ties (equal ``Q``) go to ``b = n`` first (faster model first, as in :mod:`~infsched.ramsis.mdp`), then
 to ``b < n`` by faster model, then by larger ``b``.
@@ -70,12 +77,14 @@ from dataclasses import replace
 
 import numpy as np
 from scipy import sparse
+from scipy.sparse.linalg import splu
 from scipy.special import betainc, pdtr, pdtrc
 
 from infsched.errors import ConfigError, one_of, require
+from infsched.ramsis import headlaw as hl
 from infsched.ramsis import kernel as kern
 from infsched.ramsis.mdp import WorkerMDP
-from infsched.ramsis.model import MDPConfig
+from infsched.ramsis.model import MDPConfig, check_feasible, slack_grid
 
 __all__ = ["BATCH_SIZES", "MemoryLimitError", "VariableMDP", "arrival_law", "head_law", "transition_row",
            "brute_force_row"]
@@ -85,7 +94,7 @@ __all__ = ["BATCH_SIZES", "MemoryLimitError", "VariableMDP", "arrival_law", "hea
 #: (maximal batching through this class, for checking it against :class:`WorkerMDP`).
 BATCH_SIZES = ("all", "pow2", "max")
 
-_CHUNK = 4_000_000  # (edge point × phase) values per block while building: bounds memory
+_Z_BYTES = 48 * 2**20  # the carried values Z of one block of τ: bounds a sweep's temporaries
 
 
 class MemoryLimitError(ConfigError):
@@ -194,44 +203,52 @@ class VariableMDP:
     """The variable-batching MDP of one worker for ``profile`` (models sorted fastest first).
 
     Same surface as :class:`~infsched.ramsis.mdp.WorkerMDP` where the solver needs it: ``grid``,
-    ``S``, ``valid``, ``q_values(V)``, ``transition_matrix(action)``, plus ``step(action)`` (the chain's
-    transpose for the stationary law) and ``decode(action)``. Action columns: ``0..M−1`` are
-    ``(m, n)``, ``M`` the fallback ``(m_min, n)``, ``M + 1 + k`` the state's ``k``-th ``b < n`` pair
-    (``pair_model``, ``pair_batch`` via ``slot``), ordered by model then decreasing ``b``.
+    ``S``, ``valid``, ``q_values(V)``, ``transition_matrix(action)``, plus ``decode(action)``,
+    ``evaluate`` and ``stationary``. Action columns: ``0..M−1`` are ``(m, n)``, ``M`` the fallback
+    ``(m_min, n)``, ``M + 1 + k`` the state's ``k``-th ``b < n`` pair (``pair_model``, ``pair_batch``
+    via ``slot``), ordered by model then decreasing ``b``.
+
+    The ``b < n`` transitions are applied factor by factor (:mod:`~infsched.ramsis.headlaw`): the
+    phase law (``base.phase``, ``S × K``), the head's bucket law (``edges``, three numbers per
+    reachable bucket edge of each pair) and the new arrivals (``carry``, per ``(τ, a, n − b)``), so
+    memory grows with those factors and never with ``S²`` or with pairs × phases × buckets.
 
     ``batch_sizes``: one of :data:`BATCH_SIZES`. ``late_flush``: whether the fallback
     ``(m_min, n)`` (reward 0) stays available wherever no ``b = n`` action meets the slack, even
-    when a smaller batch would (see the module docstring). ``prune``: drop weights
-    ``p(r|s)·P(j'|…)`` at or below it (0, the default, keeps every non-zero one: exact).
-    ``max_gib``: the memory the build and solve may take; a larger MDP is refused with a
-    :class:`MemoryLimitError`, a ``ConfigError`` (the paper's |M| = 60 variable rows timed out; here MD with 60 models would
-    need tens of GiB). ``reward`` mirrors the base MDP's for ``b = n`` (``q_values`` reads those from ``base``).
+    when a smaller batch would (see the module docstring). ``tail``: the Beta tail mass set to 0
+    or 1 at an edge (:data:`~infsched.ramsis.headlaw.TAIL`; 0 keeps every edge). ``max_gib``: the
+    memory the build and solve may take; a larger MDP is refused up front with a
+    :class:`MemoryLimitError` (a ``ConfigError``) that states the estimate. ``reward`` mirrors the
+    base MDP's for ``b = n`` (``q_values`` reads those from ``base``).
     """
 
     batching = "variable"
 
     def __init__(self, profile, cfg: MDPConfig, *, batch_sizes: str = "all",
-                 late_flush: bool = True, prune: float = 0.0, max_gib: float = 8.0) -> None:
+                 late_flush: bool = True, tail: float = hl.TAIL, max_gib: float = 16.0) -> None:
         t0 = time.perf_counter()
         require(isinstance(cfg, MDPConfig), "cfg", cfg, "must be an MDPConfig")
         one_of("batch_sizes", batch_sizes, BATCH_SIZES)
         require(isinstance(late_flush, (bool, np.bool_)), "late_flush", late_flush,
                 "must be True (the artifact's action set) or False (§4.3.1 read literally)")
-        require(isinstance(prune, (int, float)) and 0.0 <= prune < 1e-6, "prune", prune,
-                "must be a number in [0, 1e-6): weights at or below it are dropped")
+        require(isinstance(tail, (int, float)) and not isinstance(tail, bool)
+                and 0.0 <= tail <= 1e-12, "tail", tail,
+                "must be a number in [0, 1e-12]: the Beta tail mass dropped at an edge")
         require(isinstance(max_gib, (int, float)) and max_gib > 0, "max_gib", max_gib,
                 "must be a positive number of GiB")
-        # the b = n actions, fallback and overflow state are exactly the maximal-batching MDP's
-        self.base = base = WorkerMDP(profile, replace(cfg, batching="max"))
+        check_feasible(profile, cfg)
         self.profile, self.cfg = profile, cfg
         self.batch_sizes, self.late_flush = batch_sizes, bool(late_flush)
-        self.grid, self.S = base.grid, base.S
-        self.n_of, self.j_of = base.n_of, base.j_of
-        K, N, J, S = cfg.workers, cfg.n_max, base.grid.size, base.S
+        K, N = cfg.workers, cfg.n_max
+        grid = slack_grid(profile, cfg)
+        J = grid.size
+        S = kern.n_states(N, J)
         lat = profile.latency_table(N)
         M = lat.shape[0]
         self.M = M
         acc = np.asarray(profile.accuracy, dtype=float) / 100.0
+        n_of = np.append(np.repeat(np.arange(1, N + 1), J), N)
+        j_of = np.append(np.tile(np.arange(J), N), 0)
 
         # valid (state, m, b < n) with l(m, b) <= T_j; the overflow state has none
         bs = np.arange(1, N)
@@ -240,38 +257,29 @@ class VariableMDP:
         elif batch_sizes == "max":
             bs = bs[:0]
         s_dec = np.arange(S - 1)
-        slack = self.grid[self.j_of[s_dec]]
-        ok = ((bs[None, None, :] < self.n_of[s_dec, None, None])
+        slack = grid[j_of[s_dec]]
+        ok = ((bs[None, None, :] < n_of[s_dec, None, None])
               & (lat[None, :, bs - 1] <= slack[:, None, None] + 1e-9))
         ps, pm, pb = np.nonzero(ok)                           # state, model, batch index
+        del ok
         order = np.lexsort((-bs[pb], pm, ps))                 # state, faster model, larger b
         ps, pm, pb = ps[order], pm[order], bs[pb[order]]
-        self.pair_state, self.pair_model, self.pair_batch = ps, pm, pb
         P = ps.size
-        counts = np.bincount(ps, minlength=S)
-        self.width = int(counts.max()) if P else 0
-        rank = np.arange(P) - np.concatenate([[0], np.cumsum(counts)[:-1]])[ps]
-        self.slot = np.full((S, self.width), -1, dtype=np.int64)
-        self.slot[ps, rank] = np.arange(P)
-        self.pair_col = M + 1 + rank
-        self.pair_reward = acc[pm] * pb / self.n_of[ps]
         pair_tau = lat[pm, pb - 1]
-        self.taus, self.pair_tau = np.unique(pair_tau, return_inverse=True)
-        U = self.taus.size
+        taus, tau_idx = np.unique(pair_tau, return_inverse=True)
+        U = taus.size
 
-        # b = n actions are WorkerMDP's. The late flush (m_min, n) stays wherever no b = n action
-        # meets the slack (the artifact); the literal rule keeps it only where no (m, b) does
-        flush = base.valid[:, M:] if late_flush else base.valid[:, M:] & (counts == 0)[:, None]
-        self.valid = np.concatenate([base.valid[:, :M], flush, self.slot >= 0], axis=1)
-        self.reward = np.zeros(self.valid.shape)
-        self.reward[:, : M + 1] = base.reward
-        self.reward[ps, self.pair_col] = self.pair_reward
-
-        # the solver holds a few dense S × S matrices, the carry and ~24 bytes per weight: refuse
-        # up front what would not fit, rather than be killed while building
-        reach = self._reach()
-        need = (24.0 * float(reach[-1] if reach.size else 0) + 4 * 8.0 * S * S
-                + 8.0 * U * K * max(N - 1, 0) * (N + 1))
+        # refuse up front what would not fit: the maximal-batching kernels, a few dense S × S
+        # matrices for policy evaluation, the edge table, the arrival law and the action tables
+        bounds = hl.tail_bounds(K, N, tail)
+        _, count = hl.edge_counts(grid, cfg.slo_ms, K, n_of[ps], j_of[ps], pb, pair_tau, bounds)
+        E = int(count.sum())
+        counts = np.bincount(ps, minlength=S)
+        width = int(counts.max()) if P else 0
+        taus_max = np.unique(lat[lat <= cfg.slo_ms + 1e-9]).size + N
+        need = (8.0 * taus_max * K * S + 3 * 8.0 * S * S + 24.0 * E + 80.0 * P
+                + 3 * 8.0 * U * K * (N + 1) + 3 * 8.0 * _Z_BYTES
+                + 4 * 8.0 * S * (M + 1 + width))
         grid_name = "md" if cfg.discretisation == "md" else f"fld d={cfg.d}"
         if need > max_gib * 2**30:
             raise MemoryLimitError(
@@ -279,74 +287,78 @@ class VariableMDP:
                 f"for variable batching (max_gib = {max_gib:g}): use fewer models, a coarser grid "
                 "(fld with a smaller d), batch_sizes='pow2', or raise max_gib", need / 2**30)
 
-        # carry: Z_τ = A_τ @ [V(n', ·) for n' = 1..N ; V(φ, ∅)], rows (τ, a, n_rem)
-        A = np.zeros((U, K, max(N - 1, 0), N + 1))
-        for u, tau in enumerate(self.taus):
-            pmf, sf = arrival_law(cfg.lam, K, N, tau)
+        # b = n actions, fallback and overflow state are exactly the maximal-batching MDP's
+        self.base = base = WorkerMDP(profile, replace(cfg, batching="max"))
+        self.grid, self.S, self.n_of, self.j_of = base.grid, base.S, base.n_of, base.j_of
+        self.pair_state, self.pair_model, self.pair_batch = ps, pm, pb
+        self.width = width
+        rank = np.arange(P) - np.concatenate([[0], np.cumsum(counts)[:-1]])[ps]
+        self.slot = np.full((S, width), -1, dtype=np.int64)
+        self.slot[ps, rank] = np.arange(P)
+        self.pair_col = M + 1 + rank
+        self.pair_reward = acc[pm] * pb / n_of[ps]
+        self.taus, self.pair_tau = taus, tau_idx.astype(np.int64)
+
+        # the late flush (m_min, n) stays wherever no b = n action meets the slack (the artifact);
+        # the literal rule keeps it only where no (m, b) does
+        flush = base.valid[:, M:] if late_flush else base.valid[:, M:] & (counts == 0)[:, None]
+        self.valid = np.concatenate([base.valid[:, :M], flush, self.slot >= 0], axis=1)
+        self.reward = np.zeros(self.valid.shape)
+        self.reward[:, : M + 1] = base.reward
+        self.reward[ps, self.pair_col] = self.pair_reward
+
+        # factor 2, the head's bucket law: three numbers per non-negligible edge of each pair
+        self.edges = hl.edge_table(grid, cfg.slo_ms, K, n_of[ps], j_of[ps], pb, pair_tau, bounds)
+
+        # factor 3, the new arrivals: P(c | a, τ) and P(c > t | a, τ), and the carry
+        # Z_τ = A_τ @ [V(n', ·) for n' = 1..N ; V(φ, ∅)] in blocks of τ (rows (τ, a, n − b))
+        self.pmf = np.empty((U, K, N + 1))
+        self.sf = np.empty((U, K, N + 1))
+        for u, tau in enumerate(taus):
+            self.pmf[u], self.sf[u] = arrival_law(cfg.lam, K, N, tau)
+        per_tau = K * max(N - 1, 0) * J * 8
+        step = max(1, int(_Z_BYTES // max(per_tau, 1)))
+        self._blocks = []
+        order = np.argsort(self.pair_tau, kind="stable")
+        cuts = np.searchsorted(self.pair_tau[order], np.arange(0, U + step, step))
+        for k, u0 in enumerate(range(0, U, step)):
+            u1 = min(U, u0 + step)
+            A = np.zeros((u1 - u0, K, max(N - 1, 0), N + 1))
             for rem in range(1, N):
-                A[u, :, rem - 1, rem - 1:N] = pmf[:, : N - rem + 1]
-                A[u, :, rem - 1, N] = sf[:, N - rem]
-        # mostly zeros (c beyond a few K-strides of λτ underflows): sparse halves a sweep
-        self.carry = sparse.csr_matrix(A.reshape(U * K * max(N - 1, 0), N + 1))
-
-        # weights: row per pair, column (τ, a, n_rem, j') of Z flattened
-        self.weights = self._weights(prune, reach)
+                A[:, :, rem - 1, rem - 1:N] = self.pmf[u0:u1, :, : N - rem + 1]
+                A[:, :, rem - 1, N] = self.sf[u0:u1, :, N - rem]
+            # mostly zeros (c beyond a few K-strides of λτ underflows): sparse halves a sweep
+            carry = sparse.csr_matrix(A.reshape(-1, N + 1))
+            pairs = order[cuts[k]:cuts[k + 1]]
+            self._blocks.append((u0, u1, carry, pairs))
+        self._lu = None                                       # (action, factors) of the last policy
         self.build_seconds = time.perf_counter() - t0
-
-    def _reach(self) -> np.ndarray:
-        """Cumulative upper bound on the (head cell × phase) weights of the pairs, in pair
-        order: the new head's slack lies in ``[T_j − τ, SLO − τ)``."""
-        K = self.cfg.workers
-        T_j = self.grid[self.j_of[self.pair_state]]
-        tau = self.taus[self.pair_tau]
-        return np.cumsum((np.searchsorted(self.grid, self.cfg.slo_ms - tau, side="right")
-                          - np.searchsorted(self.grid, T_j - tau, side="right") + 3)
-                         * K).astype(np.int64)
-
-    def _weights(self, prune: float, reach: np.ndarray) -> sparse.csr_matrix:
-        cfg, base = self.cfg, self.base
-        K, N, J = cfg.workers, cfg.n_max, self.grid.size
-        P = self.pair_state.size
-        X = self.taus.size * K * max(N - 1, 0) * J
-        n = self.n_of[self.pair_state]
-        j = self.j_of[self.pair_state]
-        rem = n - self.pair_batch
-        tau = self.taus[self.pair_tau]
-        # the head's reach in buckets bounds the work per pair; cut the pairs into blocks
-        cuts = np.searchsorted(reach, np.arange(_CHUNK, int(reach[-1]) if P else 0, _CHUNK))
-        bounds = np.unique(np.concatenate([[0], cuts, [P]]))
-        data, cols, rows = [], [], []
-        aa = np.arange(K)[None, :]
-        for lo, hi in zip(bounds[:-1], bounds[1:]):
-            sel = np.arange(lo, hi)
-            owner, jp, mass = head_law(self.grid, cfg.slo_ms, K, n[sel], j[sel],
-                                       self.pair_batch[sel], tau[sel])
-            pr = sel[owner]
-            w = mass * base.phase[self.pair_state[pr]]
-            col = (((self.pair_tau[pr][:, None] * K + aa) * (N - 1) + (rem[pr] - 1)[:, None]) * J
-                   + jp[:, None])
-            keep = w > prune
-            data.append(w[keep])
-            cols.append(col[keep])
-            rows.append(np.broadcast_to(pr[:, None], w.shape)[keep])
-        data = np.concatenate(data) if data else np.zeros(0)
-        cols = np.concatenate(cols) if cols else np.zeros(0, np.int64)
-        rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
-        indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=P))])
-        idx_type = np.int32 if X < 2**31 else np.int64
-        return sparse.csr_matrix((data, cols.astype(idx_type), indptr.astype(idx_type)),
-                                 shape=(P, X))
 
     @property
     def n_actions(self) -> int:
         return int(self.valid.sum())
 
-    def _z(self, V: np.ndarray) -> np.ndarray:
+    def _vm(self, V: np.ndarray) -> np.ndarray:
         N, J = self.cfg.n_max, self.grid.size
         Vm = np.empty((N + 1, J))
         Vm[:N] = V[: N * J].reshape(N, J)
         Vm[N] = V[N * J]
-        return (self.carry @ Vm).reshape(-1)
+        return Vm
+
+    def continuation(self, V: np.ndarray) -> np.ndarray:
+        """``E[V(next) | s, (m, b)]`` for every ``b < n`` pair (pair order), factor by factor:
+        the new-arrival law applied per τ block (``Z``), then the phase and bucket laws."""
+        K, N, J = self.cfg.workers, self.cfg.n_max, self.grid.size
+        e = self.edges
+        out = np.zeros(self.pair_state.size)
+        Vm = self._vm(np.asarray(V, dtype=float))
+        for u0, u1, carry, pairs in self._blocks:
+            if not pairs.size:
+                continue
+            Z = (carry @ Vm).reshape(u1 - u0, K, N - 1, J)
+            hl.pair_values(pairs, self.pair_state, self.pair_tau - u0, e.first, e.count,
+                           e.start, e.rem, e.alpha, e.u, e.I0, e.t0, self.base.phase, Z, K, out)
+        return out
 
     def q_values(self, V: np.ndarray) -> np.ndarray:
         """``Q(s, a)`` for every state and action column (``-inf`` where invalid)."""
@@ -355,8 +367,7 @@ class VariableMDP:
         Q = np.full(self.valid.shape, -np.inf)
         Q[:, : M + 1] = np.where(self.valid[:, : M + 1], Qb, -np.inf)
         if self.pair_state.size:
-            Q[self.pair_state, self.pair_col] = (self.reward[self.pair_state, self.pair_col]
-                                                 + self.weights @ self._z(V))
+            Q[self.pair_state, self.pair_col] = self.pair_reward + self.continuation(V)
         return Q
 
     def decode(self, action: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -374,41 +385,11 @@ class VariableMDP:
         batch[pair >= 0] = self.pair_batch[pair[pair >= 0]]
         return model, batch, action != M
 
-    def step(self, action: np.ndarray):
-        """The map ``π ↦ π P_action`` (one step of the chain under ``action``), factorised: the
-        ``b = n`` states through the maximal kernels, the ``b < n`` states through the weights and the
-        arrival law."""
-        K, N, J, S, M = self.cfg.workers, self.cfg.n_max, self.grid.size, self.S, self.M
-        base = self.base
-        action = np.asarray(action)
-        full = action <= M
-        u = base.tau_idx[np.flatnonzero(full), action[full]]
-        ph = base.phase[full]
-        pairs = self.slot[np.flatnonzero(~full), action[~full] - M - 1]
-        WT = self.weights[pairs].T.tocsr()
-        states = self.pair_state[pairs]
-        carryT = self.carry.T.tocsr()
-
-        def apply(pi: np.ndarray) -> np.ndarray:
-            y = np.zeros((base.taus.size, K))
-            np.add.at(y, u, pi[full][:, None] * ph)
-            out = y.reshape(-1) @ base.kernels
-            if pairs.size:
-                z = (WT @ pi[states]).reshape(-1, J)
-                mass = carryT @ z                              # (N + 1, J)
-                out[: N * J] += mass[:N].reshape(-1)
-                out[N * J] += mass[N].sum()
-            return out
-
-        return apply
-
     def transition_matrix(self, action: np.ndarray) -> np.ndarray:
         """The dense ``S × S`` transition matrix of the chain under ``action`` (column per state).
 
         ``b = n`` rows are ``p(·|s) · Kern_τ``, one matrix product per distinct ``τ``; ``b < n`` rows
-        regroup the weights by ``(state, j')`` and multiply by the arrival law of ``c``, so no
-        ``S × K × S`` intermediate is formed.
-        """
+        are the three factors multiplied out in :func:`~infsched.ramsis.headlaw.pair_rows`."""
         self._check_action(action)
         K, N, J, S, M = self.cfg.workers, self.cfg.n_max, self.grid.size, self.S, self.M
         base = self.base
@@ -422,40 +403,50 @@ class VariableMDP:
             out[r] = base.phase[r] @ blocks[t]
         prow = np.flatnonzero(action > M)
         if prow.size:
-            W = self.weights[self.slot[prow, action[prow] - M - 1]].tocoo()
-            g, jp = np.divmod(W.col.astype(np.int64), J)
-            W2 = sparse.csr_matrix((W.data, (W.row.astype(np.int64) * J + jp, g)),
-                                   shape=(prow.size * J, self.carry.shape[0]))
-            mass = (W2 @ self.carry.toarray()).reshape(prow.size, J, N + 1)
-            out[prow, : N * J] = mass[:, :, :N].transpose(0, 2, 1).reshape(prow.size, N * J)
-            out[prow, N * J] = mass[:, :, N].sum(axis=1)
+            e = self.edges
+            pairs = self.slot[prow, action[prow] - M - 1]
+            hl.pair_rows(pairs, prow, self.pair_state, self.pair_tau, e.first, e.count, e.start,
+                         e.rem, e.alpha, e.u, e.I0, e.t0, base.phase, self.pmf, self.sf, K, N, J,
+                         out)
         return out
+
+    def _factor(self, action: np.ndarray):
+        """Sparse LU factors (SuperLU) of ``I − P`` with the reference state's column set to 1: the
+        matrix of the evaluation equations (``h(ref) = 0`` frees that column for the gain) and,
+        transposed, of the stationary ones. Every policy is unichain (with no arrivals the queue
+        drains to ``(1, SLO)``), so it is regular. Most of ``P`` is exactly zero (a row reaches a few
+        queue lengths and the head's reachable buckets), so the sparse factors cost a fraction of
+        dense LU; the last policy's factors are kept for :meth:`stationary`."""
+        action = np.asarray(action)
+        if self._lu is not None and np.array_equal(self._lu[0], action):
+            return self._lu[1]
+        A = self.transition_matrix(action)
+        np.negative(A, out=A)
+        A[np.diag_indices_from(A)] += 1.0
+        A[:, self.grid.size - 1] = 1.0
+        lu = splu(sparse.csc_matrix(A))
+        del A
+        self._lu = (action.copy(), lu)
+        return lu
 
     def evaluate(self, action: np.ndarray) -> tuple[np.ndarray, float]:
         """Relative values ``h`` (``h(1, SLO) = 0``) and gain ``g`` of the policy ``action``:
-        ``h + g = r + P h``, solved directly. Every policy is unichain (with no arrivals the queue
-        drains to ``(1, SLO)``), so the system is regular."""
-        P = self.transition_matrix(action)
+        ``h + g = r + P h``, solved directly."""
+        lu = self._factor(action)
         ref = self.grid.size - 1
-        A = np.eye(self.S) - P
-        A[:, ref] = 1.0                                         # h(ref) = 0 frees its column for g
-        x = np.linalg.solve(A, self.reward[np.arange(self.S), action])
+        x = lu.solve(self.reward[np.arange(self.S), action])
         g = float(x[ref])
         x[ref] = 0.0
         return x, g
 
     def stationary(self, action: np.ndarray) -> np.ndarray:
-        """The stationary law of the chain under ``action``, by a direct solve of
-        ``π (I − P) = 0, Σ π = 1``. Power iteration would need thousands of steps here: near the
-        pool's capacity a variable-batching policy keeps long queues long (it may only serve the
-        batches that meet the head's slack), so the chain mixes slowly."""
-        P = self.transition_matrix(action)
-        ref = self.grid.size - 1
-        A = (np.eye(self.S) - P).T
-        A[ref] = 1.0
+        """The stationary law of the chain under ``action``: ``π (I − P) = 0, Σ π = 1``, solved
+        directly with the evaluation's factors (the same matrix, transposed). Power iteration
+        would need thousands of steps here: near the pool's capacity a variable-batching policy
+        keeps long queues long, so the chain mixes slowly."""
         rhs = np.zeros(self.S)
-        rhs[ref] = 1.0
-        pi = np.maximum(np.linalg.solve(A, rhs), 0.0)
+        rhs[self.grid.size - 1] = 1.0
+        pi = np.maximum(self._factor(action).solve(rhs, trans="T"), 0.0)
         return pi / pi.sum()
 
     def policy_iteration(self, *, tol: float = 1e-9, max_iter: int = 200
