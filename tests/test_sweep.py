@@ -88,6 +88,24 @@ def test_parallel_identical(tmp_path):
     assert len(list((tmp_path / "cache").rglob("*.pkl"))) == 6
 
 
+def logged(lam, log):
+    with open(log, "a") as f:
+        f.write(f"{lam} ")
+    return {"y": 2 * lam}
+
+
+def test_cost_runs_longest_first(tmp_path):
+    log = tmp_path / "log"
+    g = [{"lam": lam, "log": str(log)} for lam in (0.5, 3.0, 1.0, 2.0)]
+    df = run_sweep(logged, g, cache_dir=False, cost=lambda p: p["lam"])
+    assert open(log).read().split() == ["3.0", "2.0", "1.0", "0.5"]
+    assert list(df["lam"]) == [0.5, 3.0, 1.0, 2.0] and list(df["y"]) == [1.0, 6.0, 2.0, 4.0]
+    par = run_sweep(logged, g, cache_dir=False, cost=lambda p: p["lam"], n_jobs=2)
+    pd.testing.assert_frame_equal(df, par)
+    with pytest.raises(ConfigError, match="cost"):
+        run_sweep(logged, g, cache_dir=False, cost=3.0)
+
+
 def test_dataframe_results(tmp_path):
     c = tmp_path / "calls"
     df = run_sweep(table, [{"lam": 1.0, "counter": str(c)}, {"lam": 3.0, "counter": str(c)}],

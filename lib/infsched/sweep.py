@@ -339,8 +339,11 @@ def _run_dask(target: Any, fn: Callable[..., Any], points: list[dict[str, Any]],
 
     with _client(target) as client:
         name = _safe_dirname(_fn_name(fn).split(".")[-1])
+        # earlier in ``todo`` (longest first when the caller gave costs) runs first
         futures = {client.submit(_dask_task, fn, points[i], paths[i], record, pure=False,
-                                 key=f"infsched-{name}-{i}-{os.urandom(4).hex()}"): i for i in todo}
+                                 priority=len(todo) - rank,
+                                 key=f"infsched-{name}-{i}-{os.urandom(4).hex()}"): i
+                   for rank, i in enumerate(todo)}
         pending = set(futures)
         try:
             for fut in as_completed(list(futures), loop=client.loop):
@@ -367,6 +370,7 @@ def run_sweep(
     version: str = "",
     dask: Any = None,
     on_error: str = "raise",
+    cost: Callable[[Mapping[str, Any]], float] | None = None,
 ) -> pd.DataFrame:
     """Evaluate ``fn(**point)`` for each point of ``grid``; one DataFrame in grid order.
 
@@ -383,6 +387,11 @@ def run_sweep(
     (points finished before it are cached); ``"record"`` computes every other point and returns
     the failed ones as rows with NaN results and an ``error`` column (``"Type: message"``, None
     where the point succeeded); failed points are not cached, so a rerun retries them.
+    ``cost``: an estimate of a point's run time (any unit), ``cost(point) -> float``; the points
+    then start longest first, so that on processes or a cluster no long point starts last while
+    the other workers sit idle (the table is still in grid order). Local processes take
+    one point at a time (joblib's automatic batching would group short points into batches
+    whose tail leaves a core idle).
     """
     require(callable(fn), "fn", fn, "must be callable")
     require(isinstance(grid, Sequence) and not isinstance(grid, (str, bytes)), "grid",
@@ -415,6 +424,10 @@ def run_sweep(
         if results[i] is None:
             todo.append(i)
 
+    if cost is not None and len(todo) > 1:
+        require(callable(cost), "cost", cost, "must be a function of a point returning a number")
+        est = {i: float(cost(points[i])) for i in todo}
+        todo.sort(key=lambda i: -est[i])          # longest first; ties keep grid order
     if todo:
         bar = _Progress(progress, len(points), len(points) - len(todo), _fn_name(fn).split(".")[-1])
         try:
@@ -427,7 +440,7 @@ def run_sweep(
             else:
                 from joblib import Parallel, delayed
 
-                par = Parallel(n_jobs=n_jobs, return_as="generator")
+                par = Parallel(n_jobs=n_jobs, return_as="generator", batch_size=1)
                 done = par(delayed(_attempt)(fn, points[i], paths[i], record) for i in todo)
                 for i, res in zip(todo, done):
                     results[i] = res
