@@ -155,3 +155,42 @@ def test_chapter_rejects_a_pool_too_small_for_the_sweep():
     ex.check_workers(60, 150.0, sc)
     with pytest.raises(ConfigError, match=r"workers = 5: at SLO 150 ms the image models need at least 7"):
         ex.check_workers(5, 150.0, sc)
+
+
+def test_table2_cells_read_as_times_and_timeouts():
+    """Issue 22: a timed cell is not comparable (its time goes in the note), a cell the paper
+    timed out on is the claim "does not finish in 24 h", False once ours has finished."""
+    from infsched.report import NotReproducible
+
+    rows = [{"discretisation": "MD" if r[0] == "md" else f"FLD D={r[1]}", "batching": r[3],
+             "models": ex.get_profile(r[2]).n_models, "ours_s": 1.0 + i, "cpu_s": 1.0 + i,
+             "paper_s": r[4], "note": ""} for i, r in enumerate(ex.TABLE2_ROWS)]
+    t2 = pd.DataFrame(rows)
+    c = ex.claims_tab2(t2)
+    assert c["md_variable_m60_timeout"] is False and c["fld100_variable_m60_timeout"] is False
+    assert c["md_max_m60_timeout"] is False
+    assert isinstance(c["fld100_max_m60_s"], NotReproducible)
+    notes = ex.notes_tab2(t2)
+    assert "finishes where the paper's timed out" in notes["md_variable_m60_timeout"]
+    assert "paper/ours 1355x" in ex.notes_tab2(t2.assign(ours_s=1.0))["fld100_max_m60_s"]
+    # a row not timed (smoke) leaves its claim open
+    c = ex.claims_tab2(t2[t2["models"] == ex.get_profile("image").n_models])
+    assert c["md_variable_m60_timeout"] is None and c["fld100_max_m60_s"] is None
+
+
+def test_fig11_claims_per_model_set():
+    """Fig. 11's claims are computed per model set; the 60-model ones are NaN when not run."""
+    def frame(models, share):
+        return pd.DataFrame([{"models": models, "load_qps": load, "batching": b, "plotted": True,
+                              "accuracy": 75.0 + (0.1 if b == "variable" else 0.0),
+                              "violation": 0.01, "served": 1000, "mean_batch": 4.0,
+                              "full_batch": share if b == "variable" else 1.0,
+                              "expected_full_batch": share if b == "variable" else 1.0}
+                             for load in (400.0, 800.0) for b in ("max", "variable")])
+    n9, n60 = ex.get_profile("image").n_models, ex.get_profile("image-60").n_models
+    c = ex.claims_fig11(pd.concat([frame(n9, 0.9), frame(n60, 0.8)]))
+    assert c["maximal_equals_variable"] and c["maximal_equals_variable_m60"]
+    assert c["full_batch_share"] == pytest.approx(90.0) and c["full_batch_share_m60"] == pytest.approx(80.0)
+    assert "timed out" in ex.notes_fig11(pd.concat([frame(n9, 0.9), frame(n60, 0.8)]))["full_batch_share_m60"]
+    c = ex.claims_fig11(frame(n9, 0.9))
+    assert np.isnan(c["full_batch_share_m60"]) and np.isnan(c["maximal_equals_variable_m60"])

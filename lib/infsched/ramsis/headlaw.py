@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 from scipy.special import betainc, betaincinv, betaln
 
 __all__ = ["TAIL", "EdgeTable", "tail_bounds", "edge_table", "pair_values", "pair_rows"]
@@ -181,17 +181,13 @@ def _load(p, first, count, start, u, I0, t0, F, t, q):
 
 
 @njit(cache=True)
-def pair_values(pairs, state, tau_loc, first, count, start, rem, alpha, u, I0, t0, phase, Z,
-                workers, out):
-    """``out[p] = Σ_a p(a | s) Σ_{j'} H_a(j') Z[τ, a, n − b, j']`` for each ``p`` in ``pairs``:
-    the expected continuation value of pair ``p`` given ``Z`` (the new-arrival factor already
-    applied; ``Z[u, a − 1, n − b − 1, j']`` with ``u = tau_loc[p]`` its τ within ``Z``)."""
+def _values(lo, hi, pairs, state, tau_loc, first, count, start, rem, alpha, u, I0, t0, phase, Z,
+            workers, size, out):
     K = workers
-    size = 2 + count.max() if count.size else 2
     F = np.empty(size)
     t = np.empty(size)
     q = np.empty(size)
-    for idx in range(pairs.size):
+    for idx in range(lo, hi):
         p = pairs[idx]
         s = state[p]
         r = rem[p]
@@ -218,6 +214,22 @@ def pair_values(pairs, state, tau_loc, first, count, start, rem, alpha, u, I0, t
                     t[k] *= g * q[k]
             beta += 1.0
         out[p] = acc
+
+
+@njit(cache=True, parallel=True)
+def pair_values(pairs, state, tau_loc, first, count, start, rem, alpha, u, I0, t0, phase, Z,
+                workers, out):
+    """``out[p] = Σ_a p(a | s) Σ_{j'} H_a(j') Z[τ, a, n − b, j']`` for each ``p`` in ``pairs``:
+    the expected continuation value of pair ``p`` given ``Z`` (the new-arrival factor already
+    applied; ``Z[u, a − 1, n − b − 1, j']`` with ``u = tau_loc[p]`` its τ within ``Z``). Pairs are
+    independent, so blocks of them run on numba's threads; each pair's sum is sequential, so the
+    result does not depend on the thread count."""
+    size = 2 + count.max() if count.size else 2
+    blocks = 64
+    n = pairs.size
+    for k in prange(blocks):
+        _values(k * n // blocks, (k + 1) * n // blocks, pairs, state, tau_loc, first, count,
+                start, rem, alpha, u, I0, t0, phase, Z, workers, size, out)
 
 
 @njit(cache=True)

@@ -61,7 +61,8 @@ bucket edge a pair can reach with more than ``1e-18`` of probability, the incomp
 of one phase and the first term of its recurrence in ``β``, and a compiled loop regenerates the
 ``K`` phases while it sums. Memory grows with the factors (``S × K`` phases, three numbers per edge,
 ``|τ|·K·(N+1)`` arrival probabilities), not with ``S²`` or with pairs × phases × buckets: the
-60-model image set at FLD D = 100 needs under 1 GiB where a stored ``p·H`` matrix needed 18 GiB.
+60-model image set at FLD D = 100 peaks at about 1.3 GB (the maximal-batching kernels included)
+where a stored ``p·H`` matrix needed 18 GiB.
 Policy evaluation solves the dense ``S × S`` system of the chosen actions (LU, reused for the
 stationary law).
 
@@ -332,6 +333,7 @@ class VariableMDP:
             pairs = order[cuts[k]:cuts[k + 1]]
             self._blocks.append((u0, u1, carry, pairs))
         self._lu = None                                       # (action, factors) of the last policy
+        self._q = None                                        # (V, Q) of the last q_values call
         self.build_seconds = time.perf_counter() - t0
 
     @property
@@ -361,13 +363,19 @@ class VariableMDP:
         return out
 
     def q_values(self, V: np.ndarray) -> np.ndarray:
-        """``Q(s, a)`` for every state and action column (``-inf`` where invalid)."""
+        """``Q(s, a)`` for every state and action column (``-inf`` where invalid). The last ``V``
+        and its ``Q`` are kept: :func:`~infsched.ramsis.mdp.solve` asks again for the values policy
+        iteration ended on."""
+        V = np.asarray(V, dtype=float)
+        if self._q is not None and np.array_equal(self._q[0], V):
+            return self._q[1].copy()
         M = self.M
         Qb = self.base.q_values(V)
         Q = np.full(self.valid.shape, -np.inf)
         Q[:, : M + 1] = np.where(self.valid[:, : M + 1], Qb, -np.inf)
         if self.pair_state.size:
             Q[self.pair_state, self.pair_col] = self.pair_reward + self.continuation(V)
+        self._q = (V.copy(), Q.copy())
         return Q
 
     def decode(self, action: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -461,7 +469,8 @@ class VariableMDP:
         """
         from infsched.ramsis.mdp import ConvergenceError
 
-        action = np.argmax(self.q_values(np.zeros(self.S)), axis=1)    # the myopic policy
+        # the myopic policy: Q at V = 0 is the reward (no continuation to compute)
+        action = np.argmax(np.where(self.valid, self.reward, -np.inf), axis=1)
         rows = np.arange(self.S)
         for it in range(1, max_iter + 1):
             h, g = self.evaluate(action)
