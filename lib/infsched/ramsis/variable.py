@@ -270,17 +270,19 @@ class VariableMDP:
         taus, tau_idx = np.unique(pair_tau, return_inverse=True)
         U = taus.size
 
-        # refuse up front what would not fit: the maximal-batching kernels, a few dense S × S
-        # matrices for policy evaluation, the edge table, the arrival law and the action tables
+        # refuse up front what would not fit: the maximal-batching kernels (dense, and sparse for
+        # evaluation), one dense S × S bound on the sparse LU factors and their fill, the edge
+        # table, the arrival law and the action tables; peak RSS measured on the 9- and 60-model
+        # image sets is 0.8–1.3 times that sum (interpreter included), so a quarter is added
         bounds = hl.tail_bounds(K, N, tail)
         _, count = hl.edge_counts(grid, cfg.slo_ms, K, n_of[ps], j_of[ps], pb, pair_tau, bounds)
         E = int(count.sum())
         counts = np.bincount(ps, minlength=S)
         width = int(counts.max()) if P else 0
         taus_max = np.unique(lat[lat <= cfg.slo_ms + 1e-9]).size + N
-        need = (8.0 * taus_max * K * S + 3 * 8.0 * S * S + 24.0 * E + 80.0 * P
-                + 3 * 8.0 * U * K * (N + 1) + 3 * 8.0 * _Z_BYTES
-                + 4 * 8.0 * S * (M + 1 + width))
+        need = 1.25 * (1.2 * 8.0 * taus_max * K * S + 8.0 * S * S + 24.0 * E + 80.0 * P
+                       + 3 * 8.0 * U * K * (N + 1) + 2.0 * _Z_BYTES
+                       + 4 * 8.0 * S * (M + 1 + width))
         grid_name = "md" if cfg.discretisation == "md" else f"fld d={cfg.d}"
         if need > max_gib * 2**30:
             raise MemoryLimitError(
@@ -334,6 +336,7 @@ class VariableMDP:
             self._blocks.append((u0, u1, carry, pairs))
         self._lu = None                                       # (action, factors) of the last policy
         self._q = None                                        # (V, Q) of the last q_values call
+        self._kern = None                                     # base.kernels as CSR, on first use
         self.build_seconds = time.perf_counter() - t0
 
     @property
@@ -393,30 +396,42 @@ class VariableMDP:
         batch[pair >= 0] = self.pair_batch[pair[pair >= 0]]
         return model, batch, action != M
 
-    def transition_matrix(self, action: np.ndarray) -> np.ndarray:
-        """The dense ``S × S`` transition matrix of the chain under ``action`` (column per state).
+    def transition_matrix(self, action: np.ndarray, *, sparse_out: bool = False):
+        """The ``S × S`` transition matrix of the chain under ``action`` (column per state): dense,
+        or with ``sparse_out`` a CSR matrix of its non-zero entries (a few per cent of them).
 
-        ``b = n`` rows are ``p(·|s) · Kern_τ``, one matrix product per distinct ``τ``; ``b < n`` rows
-        are the three factors multiplied out in :func:`~infsched.ramsis.headlaw.pair_rows`."""
+        ``b = n`` rows are ``p(·|s) · Kern_τ``, one product per distinct ``τ`` with the maximal
+        kernels in sparse form; ``b < n`` rows are the three factors multiplied out in
+        :func:`~infsched.ramsis.headlaw.pair_rows`."""
         self._check_action(action)
         K, N, J, S, M = self.cfg.workers, self.cfg.n_max, self.grid.size, self.S, self.M
         base = self.base
         action = np.asarray(action)
-        out = np.zeros((S, S))
+        if self._kern is None:                                  # built once, on first use
+            self._kern = sparse.csr_matrix(base.kernels)
         rows = np.flatnonzero(action <= M)
         u = base.tau_idx[rows, action[rows]]
-        blocks = base.kernels.reshape(base.taus.size, K, S)
+        parts, order = [], []
         for t in np.unique(u):
             r = rows[u == t]
-            out[r] = base.phase[r] @ blocks[t]
+            parts.append(sparse.csr_matrix(base.phase[r]) @ self._kern[t * K:(t + 1) * K])
+            order.append(r)
         prow = np.flatnonzero(action > M)
         if prow.size:
             e = self.edges
             pairs = self.slot[prow, action[prow] - M - 1]
-            hl.pair_rows(pairs, prow, self.pair_state, self.pair_tau, e.first, e.count, e.start,
-                         e.rem, e.alpha, e.u, e.I0, e.t0, base.phase, self.pmf, self.sf, K, N, J,
-                         out)
-        return out
+            dense = np.zeros((prow.size, S))
+            hl.pair_rows(pairs, np.arange(prow.size), self.pair_state, self.pair_tau, e.first,
+                         e.count, e.start, e.rem, e.alpha, e.u, e.I0, e.t0, base.phase, self.pmf,
+                         self.sf, K, N, J, dense)
+            parts.append(sparse.csr_matrix(dense))
+            order.append(prow)
+            del dense
+        P = sparse.vstack(parts, format="csr")
+        inv = np.empty(S, dtype=np.int64)
+        inv[np.concatenate(order)] = np.arange(S)
+        P = P[inv]
+        return P if sparse_out else P.toarray()
 
     def _factor(self, action: np.ndarray):
         """Sparse LU factors (SuperLU) of ``I − P`` with the reference state's column set to 1: the
@@ -428,12 +443,15 @@ class VariableMDP:
         action = np.asarray(action)
         if self._lu is not None and np.array_equal(self._lu[0], action):
             return self._lu[1]
-        A = self.transition_matrix(action)
-        np.negative(A, out=A)
-        A[np.diag_indices_from(A)] += 1.0
-        A[:, self.grid.size - 1] = 1.0
-        lu = splu(sparse.csc_matrix(A))
-        del A
+        S, ref = self.S, self.grid.size - 1
+        A = (sparse.identity(S, format="csc") - self.transition_matrix(action, sparse_out=True)
+             ).tocsc()
+        # h(ref) = 0 frees its column for the gain: replace column ref by ones
+        keep = np.ones(S)
+        keep[ref] = 0.0
+        A = A @ sparse.diags(keep) + sparse.csc_matrix(
+            (np.ones(S), (np.arange(S), np.full(S, ref))), shape=(S, S))
+        lu = splu(A.tocsc())
         self._lu = (action.copy(), lu)
         return lu
 
