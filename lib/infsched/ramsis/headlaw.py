@@ -12,7 +12,7 @@ Storing ``p · H`` for every (state, model, batch), phase and bucket, as a spars
 ``K`` numbers per reachable bucket of every pair: 18 GiB for 60 models at FLD D = 100. This module
 stores only what ``H`` needs per *edge* (a bucket boundary a pair can reach) and regenerates the
 ``K`` phases inside a compiled loop, by the recurrence of the regularised incomplete beta function in
-its second parameter (DLMF 8.17.20 with the terms' ratio)::
+its second parameter (DLMF §8.17; the test suite checks it against ``betainc``)::
 
     I_u(α, β + 1) = I_u(α, β) + t_β,   t_β = u^α (1 − u)^β / (β B(α, β)),
     t_{β+1} = t_β · (1 − u) (α + β) / (β + 1).
