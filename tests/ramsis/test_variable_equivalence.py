@@ -151,3 +151,17 @@ def test_no_tail_cut_changes_nothing(image):
 def test_solve_picks_the_factored_solver(image):
     s = mdp.solve(image, MDPConfig(SLO, 60, 2000.0, d=10, batching="variable"))
     assert s.converged and np.isfinite(s.expected_accuracy) and 0.9 < s.full_batch_fraction <= 1
+
+
+def test_phase_stop_skips_only_negligible_phases(image):
+    """The loops visit phases a = K, K − 1, … up to the last with weight above TAIL: what they
+    skip weighs at most K · TAIL per state; with tail = 0 only exact zeros are skipped."""
+    m = var.VariableMDP(image, MDPConfig(SLO, 60, 2000.0, discretisation="md",
+                                         batching="variable"))
+    ph = m.base.phase[:, ::-1]                                  # loop order
+    K = ph.shape[1]
+    visited = np.arange(K)[None, :] < m.phase_stop[:, None]
+    assert (ph * ~visited).sum(axis=1).max() <= K * hl.TAIL
+    assert m.phase_stop.mean() < K                              # it does skip somewhere
+    full = hl.phase_stop(m.base.phase, 0.0)
+    assert np.all((ph * ~(np.arange(K)[None, :] < full[:, None])) == 0)

@@ -29,7 +29,8 @@ outside ``(u_lo, u_hi)`` are set to exactly 0 or 1, which moves at most ``ε`` o
 (pair, phase) into the neighbouring bucket. With ``ε = 1e-18`` (:data:`TAIL`) that is below the
 rounding error of the masses themselves (differences of values near 1, unit roundoff 1.1e-16), so
 the chain is the same to the precision it is computed in; the two inverses depend only on
-``(b, n − b)``, a table of ``(N − 1)²`` numbers.
+``(b, n − b)``, a table of ``(N − 1)²`` numbers. For the same reason the loops stop after the last
+phase whose weight ``p(a | s)`` exceeds ``ε`` (:func:`phase_stop`).
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ import numpy as np
 from numba import njit, prange
 from scipy.special import betainc, betaincinv, betaln
 
-__all__ = ["TAIL", "EdgeTable", "tail_bounds", "edge_table", "pair_values", "pair_rows"]
+__all__ = ["TAIL", "EdgeTable", "tail_bounds", "edge_table", "phase_stop", "pair_values",
+           "pair_rows"]
 
 #: probability below which a Beta tail is dropped (see the module docstring)
 TAIL = 1e-18
@@ -164,6 +166,19 @@ def edge_table(grid: np.ndarray, slo: float, workers: int, n: np.ndarray, j: np.
                      alpha, u, I0, t0)
 
 
+def phase_stop(phase: np.ndarray, tail: float = TAIL) -> np.ndarray:
+    """Per state, how many phases the compiled loops visit: they run ``a = K, K − 1, …`` (``β``
+    increasing) and stop after the last phase with ``p(a | s) > tail``. The phase law is a window of
+    a Poisson pmf, so it is negligible over a run of phases at one end (on the 60-model MD grid
+    the loops visit 26 of 60 phases on average); what is skipped weighs at most ``K · tail`` per
+    state, the precision of :data:`TAIL` again. ``tail = 0`` visits every phase with a non-zero
+    weight."""
+    K = phase.shape[1]
+    sig = phase[:, ::-1] > tail                              # column i: phase a = K − i
+    last = K - 1 - np.argmax(sig[:, ::-1], axis=1)
+    return np.where(sig.any(axis=1), last + 1, 0).astype(np.int64)
+
+
 @njit(cache=True)
 def _load(p, first, count, start, u, I0, t0, F, t, q):
     """Fill ``F`` (CDF at the edges, phase a = K), ``t`` and ``q = 1 − u`` for pair ``p``;
@@ -181,8 +196,8 @@ def _load(p, first, count, start, u, I0, t0, F, t, q):
 
 
 @njit(cache=True)
-def _values(lo, hi, pairs, state, tau_loc, first, count, start, rem, alpha, u, I0, t0, phase, Z,
-            workers, size, out):
+def _values(lo, hi, pairs, state, tau_loc, first, count, start, rem, alpha, u, I0, t0, phase,
+            stop, Z, workers, size, out):
     K = workers
     F = np.empty(size)
     t = np.empty(size)
@@ -197,7 +212,7 @@ def _values(lo, hi, pairs, state, tau_loc, first, count, start, rem, alpha, u, I
         al = alpha[p]
         beta = (r - 1) * K + 1.0
         acc = 0.0
-        for i in range(K):
+        for i in range(stop[s]):                                 # later phases are negligible
             a = K - 1 - i                                        # phase a − 1 (a-order)
             ph = phase[s, a]
             if ph > 0.0:
@@ -217,11 +232,12 @@ def _values(lo, hi, pairs, state, tau_loc, first, count, start, rem, alpha, u, I
 
 
 @njit(cache=True, parallel=True)
-def pair_values(pairs, state, tau_loc, first, count, start, rem, alpha, u, I0, t0, phase, Z,
-                workers, out):
+def pair_values(pairs, state, tau_loc, first, count, start, rem, alpha, u, I0, t0, phase, stop,
+                Z, workers, out):
     """``out[p] = Σ_a p(a | s) Σ_{j'} H_a(j') Z[τ, a, n − b, j']`` for each ``p`` in ``pairs``:
     the expected continuation value of pair ``p`` given ``Z`` (the new-arrival factor already
-    applied; ``Z[u, a − 1, n − b − 1, j']`` with ``u = tau_loc[p]`` its τ within ``Z``). Pairs are
+    applied; ``Z[u, a − 1, n − b − 1, j']`` with ``u = tau_loc[p]`` its τ within ``Z``). Phases run
+    ``a = K, K − 1, …`` and stop after ``stop[s]`` of them (:func:`phase_stop`). Pairs are
     independent, so blocks of them run on numba's threads; each pair's sum is sequential, so the
     result does not depend on the thread count."""
     size = 2 + count.max() if count.size else 2
@@ -229,12 +245,12 @@ def pair_values(pairs, state, tau_loc, first, count, start, rem, alpha, u, I0, t
     n = pairs.size
     for k in prange(blocks):
         _values(k * n // blocks, (k + 1) * n // blocks, pairs, state, tau_loc, first, count,
-                start, rem, alpha, u, I0, t0, phase, Z, workers, size, out)
+                start, rem, alpha, u, I0, t0, phase, stop, Z, workers, size, out)
 
 
 @njit(cache=True)
 def pair_rows(pairs, rows, state, tau_idx, first, count, start, rem, alpha, u, I0, t0, phase,
-              pmf, sf, workers, n_max, n_grid, out):
+              stop, pmf, sf, workers, n_max, n_grid, out):
     """Add the transition row of pair ``pairs[i]`` to ``out[rows[i]]`` (over the ``N·J + 1``
     states): the bucket law times the arrival law ``pmf[τ, a − 1, c]``, the overflow ``sf``."""
     K, N, J = workers, n_max, n_grid
@@ -252,7 +268,7 @@ def pair_rows(pairs, rows, state, tau_idx, first, count, start, rem, alpha, u, I
         L = _load(p, first, count, start, u, I0, t0, F, t, q)
         al = alpha[p]
         beta = (r - 1) * K + 1.0
-        for i in range(K):
+        for i in range(stop[s]):
             a = K - 1 - i
             ph = phase[s, a]
             if ph > 0.0:

@@ -217,7 +217,8 @@ class VariableMDP:
     ``batch_sizes``: one of :data:`BATCH_SIZES`. ``late_flush``: whether the fallback
     ``(m_min, n)`` (reward 0) stays available wherever no ``b = n`` action meets the slack, even
     when a smaller batch would (see the module docstring). ``tail``: the Beta tail mass set to 0
-    or 1 at an edge (:data:`~infsched.ramsis.headlaw.TAIL`; 0 keeps every edge). ``max_gib``: the
+    or 1 at an edge, and the phase weight below which a trailing run of phases is skipped
+    (:data:`~infsched.ramsis.headlaw.TAIL`; 0 keeps every edge and phase). ``max_gib``: the
     memory the build and solve may take; a larger MDP is refused up front with a
     :class:`MemoryLimitError` (a ``ConfigError``) that states the estimate. ``reward`` mirrors the
     base MDP's for ``b = n`` (``q_values`` reads those from ``base``).
@@ -312,6 +313,7 @@ class VariableMDP:
 
         # factor 2, the head's bucket law: three numbers per non-negligible edge of each pair
         self.edges = hl.edge_table(grid, cfg.slo_ms, K, n_of[ps], j_of[ps], pb, pair_tau, bounds)
+        self.phase_stop = hl.phase_stop(base.phase, tail)
 
         # factor 3, the new arrivals: P(c | a, τ) and P(c > t | a, τ), and the carry
         # Z_τ = A_τ @ [V(n', ·) for n' = 1..N ; V(φ, ∅)] in blocks of τ (rows (τ, a, n − b))
@@ -362,7 +364,8 @@ class VariableMDP:
                 continue
             Z = (carry @ Vm).reshape(u1 - u0, K, N - 1, J)
             hl.pair_values(pairs, self.pair_state, self.pair_tau - u0, e.first, e.count,
-                           e.start, e.rem, e.alpha, e.u, e.I0, e.t0, self.base.phase, Z, K, out)
+                           e.start, e.rem, e.alpha, e.u, e.I0, e.t0, self.base.phase,
+                           self.phase_stop, Z, K, out)
         return out
 
     def q_values(self, V: np.ndarray) -> np.ndarray:
@@ -422,8 +425,8 @@ class VariableMDP:
             pairs = self.slot[prow, action[prow] - M - 1]
             dense = np.zeros((prow.size, S))
             hl.pair_rows(pairs, np.arange(prow.size), self.pair_state, self.pair_tau, e.first,
-                         e.count, e.start, e.rem, e.alpha, e.u, e.I0, e.t0, base.phase, self.pmf,
-                         self.sf, K, N, J, dense)
+                         e.count, e.start, e.rem, e.alpha, e.u, e.I0, e.t0, base.phase,
+                         self.phase_stop, self.pmf, self.sf, K, N, J, dense)
             parts.append(sparse.csr_matrix(dense))
             order.append(prow)
             del dense
