@@ -219,14 +219,17 @@ def _lp_cvxpy(c, A_ub, b_ub, A_eq, b_eq, lo, hi, name) -> LPSolution:
 def solve_milp(c: Sequence[float] | np.ndarray, *, A_ub: Any = None, b_ub: Any = None,
                A_eq: Any = None, b_eq: Any = None, bounds: Any = None,
                integrality: Any = None, time_limit: float | None = None,
-               mip_rel_gap: float | None = None, name: str = "MILP") -> MILPSolution:
+               node_limit: int | None = None, mip_rel_gap: float | None = None,
+               name: str = "MILP") -> MILPSolution:
     """Minimise ``c @ x`` with some variables integer, via ``scipy.optimize.milp`` (HiGHS).
 
     ``integrality``: None (all continuous), a scalar for every variable, or one entry per
     variable (0 continuous, 1 integer, as in scipy). Matrices may be scipy.sparse.
 
-    When ``time_limit`` (seconds) stops the search with an incumbent, the incumbent comes back
-    with ``optimal=False`` and HiGHS's relative gap; with no incumbent, ``RuntimeError``.
+    When ``time_limit`` (seconds) or ``node_limit`` (branch-and-bound nodes: a count of work, so
+    the result does not depend on the machine's load; presolve and the root are not limited)
+    stops the search with an incumbent, the incumbent comes back with ``optimal=False`` and
+    HiGHS's relative gap; with no incumbent, ``RuntimeError``.
     Infeasible or unbounded models raise ``InfeasibleError``.
     """
     c_arr, A_ub_m, b_ub_v, A_eq_m, b_eq_v, lo, hi = _standard_form(c, A_ub, b_ub, A_eq, b_eq, bounds)
@@ -246,6 +249,10 @@ def solve_milp(c: Sequence[float] | np.ndarray, *, A_ub: Any = None, b_ub: Any =
         require(isinstance(time_limit, (int, float)) and time_limit > 0, "time_limit",
                 time_limit, "must be a positive number of seconds")
         options["time_limit"] = float(time_limit)
+    if node_limit is not None:
+        require(isinstance(node_limit, (int, np.integer)) and not isinstance(node_limit, bool)
+                and node_limit >= 1, "node_limit", node_limit, "must be a positive integer")
+        options["node_limit"] = int(node_limit)
     if mip_rel_gap is not None:
         require(isinstance(mip_rel_gap, (int, float)) and mip_rel_gap >= 0, "mip_rel_gap",
                 mip_rel_gap, "must be a non-negative number")

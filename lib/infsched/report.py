@@ -184,14 +184,17 @@ def compare(
     ours: Mapping[str, float | bool | NotReproducible],
     notes: Mapping[str, str] | None = None,
     *,
+    tolerances: Mapping[str, float] | None = None,
     data_dir: str | os.PathLike[str] | None = None,
 ) -> pd.DataFrame:
     """Side-by-side table of the paper's numbers for ``item`` and ours, with verdicts.
 
     ``ours`` maps every quantity the CSV lists for this item to our value: a number, a bool
     for a qualitative claim, or a :class:`NotReproducible`. ``notes`` adds a note per
-    quantity (why we differ, what was calibrated). Columns: item, quantity, paper, ours, unit,
-    ratio (ours/paper), tolerance, verdict, note; rows in the CSV's order.
+    quantity (why we differ, what was calibrated). ``tolerances`` replaces the CSV's tolerance of
+    a quantity by one computed with the result (the CSV's precision combined with our confidence
+    interval, say); the note should say how. Columns: item, quantity, paper, ours, unit, ratio
+    (ours/paper), tolerance, verdict, note; rows in the CSV's order.
     """
     table = paper_numbers(paper, data_dir)
     rows = table[table["item"] == item]
@@ -200,8 +203,9 @@ def compare(
         raise config_error("item", item, f"not in {paper}.csv; items are " + ", ".join(map(repr, items)))
     require(isinstance(ours, Mapping), "ours", ours, "must be a mapping quantity -> value")
     notes = dict(notes or {})
+    tolerances = dict(tolerances or {})
     known = list(rows["quantity"])
-    for name, what in (("ours", ours), ("notes", notes)):
+    for name, what in (("ours", ours), ("notes", notes), ("tolerances", tolerances)):
         unknown = [q for q in what if q not in known]
         if unknown:
             raise config_error(f"{name}[{unknown[0]!r}]", what[unknown[0]],
@@ -216,6 +220,12 @@ def compare(
     for _, r in rows.iterrows():
         q = r["quantity"]
         val = ours[q]
+        if q in tolerances:
+            tol = tolerances[q]
+            require(isinstance(tol, (int, float, np.floating)) and math.isfinite(float(tol))
+                    and tol >= 0, f"tolerances[{q!r}]", tol, "must be a finite number >= 0")
+            r = r.copy()
+            r["tolerance"] = float(tol)
         qualitative = bool(r["qualitative"])
         note = notes.get(q, "")
         ratio = math.nan

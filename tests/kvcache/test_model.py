@@ -59,7 +59,7 @@ def test_check_names_the_first_problem():
     (dict(arrival=[0, 1], prompt=[1], output=[1, 1], M=10), "arrival/prompt/output"),
     (dict(arrival=[], prompt=[], output=[], M=10), "must hold at least one request"),
     (dict(arrival=[0, -1], prompt=[1, 1], output=[1, 1], M=10), r"arrival\[1\] = -1"),
-    (dict(arrival=[0, 1], prompt=[1, 0], output=[1, 1], M=10), r"prompt\[1\] = 0"),
+    (dict(arrival=[0, 1], prompt=[1, -1], output=[1, 1], M=10), r"prompt\[1\] = -1"),
     (dict(arrival=[0, 1], prompt=[1, 1], output=[1.5, 1], M=10), "output"),
     (dict(arrival=[0, 1], prompt=[1, 4], output=[1, 7], M=10), r"prompt\[1\] \+ output\[1\] = 11"),
     (dict(arrival=[0], prompt=[1], output=[1], M=True), "M = True"),

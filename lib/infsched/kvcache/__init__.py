@@ -6,8 +6,12 @@ Modules:
   the total end-to-end latency;
 - ``policies``: MC-SF (Algorithm 1) and MC-Benchmark (Algorithm 2) in rounds;
 - ``instances``: the synthetic arrival models of Fig. 2 and the instances of Thms 4.1 and 4.3;
-- ``hindsight``: the integer program of Section 3 (sparse, windowed by MC-SF's schedule, HiGHS
-  with a time limit) and its LP relaxation;
+- ``hindsight``: the integer program of Section 3 (sparse, windowed by a feasible schedule) and
+  its LP relaxation, behind one ``solve_hindsight(..., solver="highs" | "cpsat" | "local")``;
+- ``cpsat``: the same program as a CP-SAT cumulative model, searched under deterministic work
+  (run in its own process: OR-Tools and highspy cannot share one);
+- ``improve``: local search over placement orders, a fast source of better schedules than MC-SF's;
+- ``bounds``: the area lower bound on the optimum (with its proof);
 - ``workload``: the lognormal stand-in for the paper's LMSYS-Chat-1M sample;
 - ``timing``: the batch-time model standing in for Vidur (Llama2-70B on two A100s);
 - ``sim``: the continuous-time batch simulation with MC-SF, MC-Benchmark and the α-protection

@@ -41,7 +41,8 @@ def _int_array(name: str, values, *, minimum: int) -> np.ndarray:
 class Instance:
     """``n`` requests for one worker with KV-cache limit ``M`` tokens (Section 2).
 
-    ``arrival`` (rounds, ≥ 0), ``prompt`` (``s_i ≥ 1``) and ``output`` (``o_i ≥ 1``) are integer
+    ``arrival`` (rounds, ≥ 0), ``prompt`` (``s_i ≥ 0``; 0 only arises when another reading of
+    the memory rule is written in this one, see ``experiments.READINGS``) and ``output`` (``o_i ≥ 1``) are integer
     arrays of equal length. Every request must fit on its own, ``s_i + o_i ≤ M``, or no schedule
     exists. Arrays are stored as read-only int64 copies.
     """
@@ -53,7 +54,7 @@ class Instance:
 
     def __post_init__(self) -> None:
         a = _int_array("arrival", self.arrival, minimum=0)
-        s = _int_array("prompt", self.prompt, minimum=1)
+        s = _int_array("prompt", self.prompt, minimum=0)
         o = _int_array("output", self.output, minimum=1)
         require(a.size == s.size == o.size, "arrival/prompt/output", (a.size, s.size, o.size),
                 "must have the same length n")
