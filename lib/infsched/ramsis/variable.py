@@ -514,7 +514,8 @@ class VariableMDP:
     def full_batch_fraction(self, action: np.ndarray, pi: np.ndarray) -> float:
         """Fraction of decisions (stationary law over decision epochs) that serve the whole
         queue, ``b = n``; fallbacks and the overflow state count as ``b = n``."""
-        return float(pi[np.asarray(action) <= self.M].sum() / pi.sum())
+        # one minus the partial share: a sum over a subset of π may round above the sum over all
+        return 1.0 - float(pi[np.asarray(action) > self.M].sum() / pi.sum())
 
 
 # ------------------------------------------------------------------------------ oracle
