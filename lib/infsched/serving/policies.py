@@ -1,0 +1,137 @@
+"""The policy interface of the neutral serving simulator, and its policies (issue 23).
+
+A policy answers at most three questions (spec headtohead §1, §3):
+
+* **route** on arrival: which worker's queue a query joins (per-worker queues only; with a
+  central queue every query joins the one queue);
+* **select** when a worker is free: which model and how many queued queries (the batch) it
+  starts, and which queries at the head it gives up (drops) because it knows they will miss;
+* **preempt**: whether an arrival interrupts a running batch. No policy here uses it yet
+  (Shepherd's FLEX will); its code is ``PREEMPT_NONE``.
+
+The compiled engine calls the numba functions below with small integer codes; a
+:class:`Policy` names the codes and the defaults a policy runs with. Adding a paper's policy
+means adding a code and its branch here, never a special case in the engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from numba import njit
+
+__all__ = ["Policy", "POLICIES", "ROUTINGS", "QUEUES", "SERVICES",
+           "route", "select", "must_drop"]
+
+# queue disciplines
+QUEUE_CENTRAL, QUEUE_PER_WORKER = 0, 1
+QUEUES = {"central": QUEUE_CENTRAL, "per-worker": QUEUE_PER_WORKER}
+
+# routing on arrival (per-worker queues)
+ROUTE_LEAST_LOADED, ROUTE_JIQ, ROUTE_RANDOM = 0, 1, 2
+ROUTINGS = {"least-loaded": ROUTE_LEAST_LOADED, "jiq": ROUTE_JIQ, "random": ROUTE_RANDOM}
+
+# model and batch selection when a worker is free
+SELECT_FIXED, SELECT_SLACK_ACCURATE, SELECT_BATCH_GREEDY = 0, 1, 2
+
+# preemption (hook; no policy uses it yet)
+PREEMPT_NONE = 0
+
+# service time of a batch: l(m, b) times a multiplier that is 1, Exp(1), or a profile draw
+SERVICE_DETERMINISTIC, SERVICE_EXPONENTIAL, SERVICE_JITTER = 0, 1, 2
+SERVICES = {"deterministic": SERVICE_DETERMINISTIC, "exponential": SERVICE_EXPONENTIAL,
+            "jitter": SERVICE_JITTER}
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A named policy: its selection code, the queue and routing it runs with by default,
+    its model default (``"most-accurate"`` within the SLO at batch 1, or ``"fastest"``),
+    its default batch cap, and the constraint it promises (checked by the tests)."""
+
+    name: str
+    select: int
+    queue: str
+    routing: str
+    model: str
+    max_batch: int | None  # None: the profile's largest batch size
+    preempt: int = PREEMPT_NONE
+    constraint: str = ""
+
+
+POLICIES: dict[str, Policy] = {p.name: p for p in (
+    # Spec headtohead §3, the simple baselines: one model, least-loaded routing, batch 1.
+    Policy("most-accurate", SELECT_FIXED, "per-worker", "least-loaded", "most-accurate", 1,
+           constraint="its one model meets the SLO at batch 1: l(m, 1) <= SLO"),
+    Policy("fastest", SELECT_FIXED, "per-worker", "least-loaded", "fastest", 1,
+           constraint="its one model meets the SLO at batch 1: l(m, 1) <= SLO"),
+    # The queueing baseline: a central FIFO queue, one model, every query served (M/D/c, M/M/c).
+    Policy("fcfs", SELECT_FIXED, "central", "jiq", "most-accurate", 1,
+           constraint="serves every query, first come first served"),
+    # Deadline-aware, batch 1: the most accurate model that still serves the head in time;
+    # a head that no model can serve in time is dropped (it would be a violation anyway).
+    Policy("slack-accurate", SELECT_SLACK_ACCURATE, "central", "jiq", "most-accurate", 1,
+           constraint="never starts a query that its deterministic l(m, 1) says will miss"),
+    # Deadline-aware batching: the largest batch the fastest model serves within the head's
+    # slack, then the most accurate model that serves that batch within it (throughput first).
+    Policy("batch-greedy", SELECT_BATCH_GREEDY, "central", "jiq", "most-accurate", None,
+           constraint="never starts a batch that its deterministic l(m, b) says will miss"),
+)}
+
+
+@njit(cache=True)
+def route(routing, load, busy, n_idle, u):
+    """Worker for an arriving query (per-worker queues).
+
+    least-loaded: the fewest queued plus in-service queries, ties to the lowest index.
+    jiq: an idle worker chosen uniformly (the ``k``-th idle one in index order, ``k = floor(u n_idle)``,
+    so the simpy reference picks the same one), else a uniformly random worker.
+    random: a uniformly random worker.
+    """
+    K = load.size
+    if routing == ROUTE_LEAST_LOADED:
+        best = 0
+        for w in range(1, K):
+            if load[w] < load[best]:
+                best = w
+        return best
+    if routing == ROUTE_JIQ and n_idle > 0:
+        k = int(u * n_idle)
+        for w in range(K):
+            if not busy[w]:
+                if k == 0:
+                    return w
+                k -= 1
+    return min(int(u * K), K - 1)
+
+
+@njit(cache=True)
+def must_drop(code, slack, lat, fastest):
+    """True if the policy gives up a head query with ``slack`` ms left: deadline-aware policies
+    drop a query that even the fastest model at batch 1 cannot serve in time."""
+    if code == SELECT_FIXED:
+        return False
+    return lat[fastest, 0] > slack
+
+
+@njit(cache=True)
+def select(code, slack, qlen, lat, by_accuracy, fixed_model, cap, fastest):
+    """(model, batch size) for a free worker whose queue holds ``qlen`` queries, the head
+    having ``slack`` ms to its deadline (after :func:`must_drop`, so the fastest model at
+    batch 1 fits it for the deadline-aware codes). ``by_accuracy`` lists the models from the
+    most to the least accurate."""
+    top = min(qlen, cap)
+    if code == SELECT_FIXED:
+        return fixed_model, top
+    b = 1
+    if code == SELECT_BATCH_GREEDY:
+        # queues are FIFO and every query has the same SLO, so the head has the least slack:
+        # a batch that serves the head in time serves every query in it in time.
+        b = top
+        while b > 1 and lat[fastest, b - 1] > slack:
+            b -= 1
+    for j in range(by_accuracy.size):
+        m = by_accuracy[j]
+        if lat[m, b - 1] <= slack:
+            return m, b
+    return fastest, b

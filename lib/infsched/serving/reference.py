@@ -1,0 +1,142 @@
+"""A simpy model of the neutral serving system, written for reading, not speed (spec headtohead §1).
+
+It is the check on :mod:`.engine`: the same system, written independently of the compiled loop
+(Python lists as queues, simpy processes for arrivals and batches), consuming the same draws
+(:func:`.sim.draws`). On inputs without simultaneous events the two give the same per-query
+outcomes; the tests hold them to that.
+
+The system: queries arrive; with a central queue a query joins it and the lowest-index idle
+worker, if any, starts work; with per-worker queues the routing rule picks a worker and the
+query joins its queue. A worker that is free looks at its queue: the policy drops head queries
+it knows will miss (deadline-aware policies only), then picks a model ``m`` and a batch of the
+``b`` oldest queries, and the worker is busy for ``l(m, b)`` times the batch's service draw.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import simpy
+
+from ..des import timeout_at
+from ..profiles import QUANTILE_LEVELS
+from .config import ServingConfig
+from .sim import Result, draws
+
+__all__ = ["simulate_reference"]
+
+
+class _System:
+    def __init__(self, cfg: ServingConfig, arr, svc, u):
+        self.cfg, self.zoo = cfg, cfg.zoo
+        self.arr, self.svc, self.u = arr, svc, u
+        self.env = simpy.Environment()
+        K = cfg.workers
+        self.busy = [False] * K
+        self.load = [0] * K  # queued + in service, per worker
+        self.queues: list[list[int]] = [[] for _ in range(K)]
+        self.central: list[int] = []
+        self.n_batches = 0
+        n = arr.size
+        self.start = np.full(n, np.nan)
+        self.finish = np.full(n, np.nan)
+        self.model = np.full(n, -1, dtype=np.int16)
+        self.bsize = np.zeros(n, dtype=np.int16)
+
+    # ---- routing on arrival
+    def route(self, i: int) -> int:
+        K, rule = self.cfg.workers, self.cfg.routing
+        if rule == "least-loaded":
+            return min(range(K), key=lambda w: (self.load[w], w))
+        idle = [w for w in range(K) if not self.busy[w]]
+        if rule == "jiq" and idle:
+            return idle[int(self.u[i] * len(idle))]
+        return min(int(self.u[i] * K), K - 1)
+
+    # ---- the policy at a free worker
+    def slack(self, j: int) -> float:
+        return self.arr[j] + self.cfg.slo_ms - self.env.now
+
+    def gives_up(self, j: int) -> bool:
+        if self.cfg.spec.name in ("slack-accurate", "batch-greedy"):
+            return self.zoo.latency_ms[:, 0].min() > self.slack(j)
+        return False
+
+    def choose(self, queue: list[int]) -> tuple[int, int]:
+        cfg, lat, acc = self.cfg, self.zoo.latency_ms, self.zoo.accuracy
+        top = min(len(queue), cfg.max_batch)
+        if cfg.spec.name in ("most-accurate", "fastest", "fcfs"):
+            return cfg.model_index, top
+        s = self.slack(queue[0])
+        fast = self.zoo.fastest
+        b = 1
+        if cfg.spec.name == "batch-greedy":
+            b = max([1] + [c for c in range(1, top + 1) if lat[fast, c - 1] <= s])
+        fits = [m for m in range(self.zoo.n_models) if lat[m, b - 1] <= s]
+        if not fits:
+            return fast, b
+        best = max(acc[m] for m in fits)
+        # the most accurate; among equals, the one listed first by accuracy (stable order)
+        return min(m for m in fits if acc[m] == best), b
+
+    def work(self, w: int) -> None:
+        """Worker ``w`` is free now: drop, pick, and start a batch if its queue has queries."""
+        queue = self.central if self.cfg.queue == "central" else self.queues[w]
+        while queue and self.gives_up(queue[0]):
+            j = queue.pop(0)
+            self.start[j] = self.env.now
+            if self.cfg.queue != "central":
+                self.load[w] -= 1
+        if not queue:
+            return
+        m, b = self.choose(queue)
+        batch, queue[:] = queue[:b], queue[b:]
+        k = self.n_batches
+        self.n_batches += 1
+        self.busy[w] = True
+        self.env.process(self.serve(w, m, batch, k))
+
+    def multiplier(self, k: int, m: int, b: int) -> float:
+        if self.cfg.service == "exponential":
+            return float(self.svc[k])
+        if self.cfg.service == "jitter":
+            return float(np.interp(self.svc[k], QUANTILE_LEVELS, self.zoo.spread[m, b - 1]))
+        return 1.0
+
+    def serve(self, w: int, m: int, batch: list[int], k: int):
+        now = self.env.now
+        end = now + self.zoo.latency_ms[m, len(batch) - 1] * self.multiplier(k, m, len(batch))
+        for j in batch:
+            self.start[j], self.finish[j], self.model[j], self.bsize[j] = now, end, m, len(batch)
+        yield timeout_at(self.env, end)
+        self.busy[w] = False
+        if self.cfg.queue != "central":
+            self.load[w] -= len(batch)
+        self.work(w)
+
+    def arrivals(self):
+        for i, t in enumerate(self.arr):
+            yield timeout_at(self.env, float(t))
+            if self.cfg.queue == "central":
+                self.central.append(i)
+                idle = [w for w in range(self.cfg.workers) if not self.busy[w]]
+                if idle:
+                    self.work(idle[0])
+            else:
+                w = self.route(i)
+                self.queues[w].append(i)
+                self.load[w] += 1
+                if not self.busy[w]:
+                    self.work(w)
+
+
+def simulate_reference(config: ServingConfig, n: int = 1000, *, rate_qps: float | None = None,
+                       load: float | None = None, seed: int = 0,
+                       arrivals: np.ndarray | None = None) -> Result:
+    """The simpy model on the same draws as :func:`.sim.simulate` with the same arguments."""
+    if arrivals is None and load is not None:
+        rate_qps = load * config.capacity_qps()
+    arr, svc, u = draws(config, n, seed, rate_qps=rate_qps, arrivals=arrivals)
+    sys_ = _System(config, arr, svc, u)
+    sys_.env.process(sys_.arrivals())
+    sys_.env.run()
+    return Result(config, arr, sys_.start, sys_.finish, sys_.model, sys_.bsize, sys_.n_batches)
