@@ -1,0 +1,96 @@
+"""Speed of the neutral serving simulator (:mod:`infsched.serving`, issue 23) beside its simpy
+reference, measured in one run.
+
+The RAMSIS image profile (26 models), SLO 150 ms, Poisson arrivals, K = 8 and K = 64 workers.
+Each policy runs at 80% of its own capacity, so every queue is stable and the rate measures a
+typical operating point rather than an ever-growing queue: the fixed-model policies at
+``0.8 K / l(m, 1)``, the deadline-aware ones at ``0.8`` of spec headtohead §1's capacity.
+Rates are simulated queries per second of **CPU time** of this process (``time.process_time``;
+the machine is shared), the best of ``REPEATS`` runs of :func:`infsched.serving.simulate`
+(drawing the arrivals and service times included; the summary statistics not). The simpy
+reference (:mod:`infsched.serving.reference`) runs ``REFERENCE_QUERIES`` queries once per row.
+Goal (issue 23): at least 1 M queries/s on one core for the simple policies. Prints a table and
+writes ``benchmarks/results/serving.json``.
+
+    python benchmarks/bench_serving.py
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import time
+from pathlib import Path
+
+from infsched.serving import POLICIES, ServingConfig, Zoo, simulate
+from infsched.serving.reference import simulate_reference
+
+ENGINE_QUERIES = 2_000_000
+REFERENCE_QUERIES = 20_000
+REPEATS = 3
+SLO_MS = 150.0
+WORKERS = (8, 64)
+RHO = 0.8
+GOAL_QPS = 1_000_000
+SIMPLE = ("most-accurate", "fastest", "fcfs")
+RESULTS = Path(__file__).resolve().parent / "results" / "serving.json"
+
+
+def _rate(cfg: ServingConfig) -> float:
+    """Arrival rate (queries/s) at RHO of the policy's own capacity."""
+    if cfg.spec.select == 0:  # one fixed model at batch 1
+        return RHO * cfg.workers * 1000.0 / cfg.zoo.latency_ms[cfg.model_index, 0]
+    return RHO * cfg.capacity_qps()
+
+
+def _best(fn, n: int, repeats: int) -> tuple[float, float]:
+    """(queries per CPU second, queries per wall second), best of ``repeats``."""
+    cpu = wall = math.inf
+    for _ in range(repeats):
+        c0, w0 = time.process_time(), time.perf_counter()
+        fn()
+        cpu = min(cpu, time.process_time() - c0)
+        wall = min(wall, time.perf_counter() - w0)
+    return n / cpu, n / wall
+
+
+def main() -> dict:
+    zoo = Zoo.of("ramsis-image")
+    rows = []
+    for K in WORKERS:
+        for name in POLICIES:
+            cfg = ServingConfig(zoo, workers=K, slo_ms=SLO_MS, policy=name)
+            qps = _rate(cfg)
+            simulate(cfg, 1000, rate_qps=qps, seed=0)  # compile (or load numba's cache) first
+            eng_cpu, eng_wall = _best(lambda: simulate(cfg, ENGINE_QUERIES, rate_qps=qps, seed=1),
+                                      ENGINE_QUERIES, REPEATS)
+            ref_cpu, ref_wall = _best(lambda: simulate_reference(cfg, REFERENCE_QUERIES, rate_qps=qps,
+                                                                 seed=1), REFERENCE_QUERIES, 1)
+            att = simulate(cfg, 200_000, rate_qps=qps, seed=1).summary()["attainment"].mean
+            rows.append(dict(workers=K, policy=name, queue=cfg.queue, routing=cfg.routing,
+                             max_batch=cfg.max_batch, rate_qps=qps, attainment=att,
+                             engine_qps_cpu=eng_cpu, engine_qps_wall=eng_wall,
+                             simpy_qps_cpu=ref_cpu, simpy_qps_wall=ref_wall,
+                             ratio_cpu=eng_cpu / ref_cpu))
+    print(f"{'K':>3} {'policy':<15} {'queue':<10} {'routing':<12} {'engine q/s':>11} "
+          f"{'simpy q/s':>10} {'x simpy':>8} {'SLO att.':>8}")
+    for r in rows:
+        print(f"{r['workers']:>3} {r['policy']:<15} {r['queue']:<10} {r['routing']:<12} "
+              f"{r['engine_qps_cpu'] / 1e6:>9.2f} M {r['simpy_qps_cpu'] / 1e3:>8.1f} k "
+              f"{r['ratio_cpu']:>8.0f} {r['attainment']:>8.3f}")
+    simple = [r["engine_qps_cpu"] for r in rows if r["policy"] in SIMPLE]
+    print(f"simple policies: slowest {min(simple) / 1e6:.2f} M queries per CPU second "
+          f"(goal {GOAL_QPS / 1e6:.0f} M: {'met' if min(simple) >= GOAL_QPS else 'NOT met'})")
+    out = dict(benchmark="serving", rows=rows, engine_queries=ENGINE_QUERIES,
+               reference_queries=REFERENCE_QUERIES, repeats=REPEATS, slo_ms=SLO_MS, rho=RHO,
+               goal_qps=GOAL_QPS, machine=platform.machine(), cpus=os.cpu_count(),
+               load_average=os.getloadavg(), python=platform.python_version())
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(out, indent=1))
+    return out
+
+
+if __name__ == "__main__":
+    main()
