@@ -95,4 +95,5 @@ def test_summary_metrics_are_consistent(image):
 
 
 def test_every_policy_is_tested():
-    assert {c[0] for c in CASES} == set(POLICIES)
+    # tad has its own file (it needs a server layout and a target)
+    assert {c[0] for c in CASES} | {"tad"} == set(POLICIES)

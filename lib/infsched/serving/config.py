@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import config_error, one_of, require
+from ..errors import InfeasibleError, config_error, one_of, require
 from ..profiles import Profile
 from .policies import POLICIES, QUEUES, ROUTINGS, SERVICES, Policy
 from .zoo import Zoo
@@ -35,6 +35,8 @@ class ServingConfig:
     fixed-model policies) and ``max_batch`` default to the policy's own.
     ``service``: ``"deterministic"`` (``l(m, b)``), ``"exponential"`` (mean ``l(m, b)``), or
     ``"jitter"`` (drawn from the profile's measured spread).
+    ``a_star`` and ``worker_models`` (one model name per worker: its server class) are TAD's
+    target and server layout; only policy ``"tad"`` takes them, and it needs both.
     """
 
     profile: "str | Profile | Zoo"
@@ -46,6 +48,8 @@ class ServingConfig:
     model: str | None = None
     max_batch: int | None = None
     service: str = "deterministic"
+    a_star: float | None = None
+    worker_models: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         zoo = Zoo.of(self.profile)
@@ -63,6 +67,9 @@ class ServingConfig:
                 f"takes {fastest_b1:g} ms): no query could meet it")
         queue = pol.queue if self.queue is None else one_of("queue", self.queue, tuple(QUEUES))
         routing = pol.routing if self.routing is None else one_of("routing", self.routing, tuple(ROUTINGS))
+        # TAD's routing reads Δ and the server classes: it comes with policy "tad" only
+        require((routing == "tad") == (self.policy == "tad"), "routing", routing,
+                "'tad' routing is policy 'tad''s own; policy 'tad' routes only that way")
         one_of("service", self.service, tuple(SERVICES))
         if self.service == "jitter":
             require(zoo.spread is not None, "service", self.service,
@@ -77,7 +84,61 @@ class ServingConfig:
         object.__setattr__(self, "model", model)
         object.__setattr__(self, "slo_ms", float(self.slo_ms))
         # resolved here so a wrong model name fails now, not in the engine
-        self.model_index
+        if self.policy != "tad":
+            self.model_index
+        self._check_tad()
+
+    def _check_tad(self) -> None:
+        tad = self.policy == "tad"
+        for name in ("a_star", "worker_models"):
+            given = getattr(self, name) is not None
+            require(given == tad, name, getattr(self, name),
+                    "policy 'tad' needs it" if tad else "only policy 'tad' takes it")
+        if not tad:
+            return
+        zoo = self.zoo
+        wm = self.worker_models
+        require(not isinstance(wm, str) and len(tuple(wm)) == self.workers, "worker_models", wm,
+                f"must name one model per worker ({self.workers})")
+        wm = tuple(wm)
+        bad = sorted({m for m in wm if m not in zoo.names})
+        require(not bad, "worker_models", bad, "unknown models; known: " + ", ".join(zoo.names))
+        object.__setattr__(self, "worker_models", wm)
+        a = self.a_star
+        require(isinstance(a, (int, float, np.floating)) and not isinstance(a, bool)
+                and np.isfinite(a), "a_star", a, "must be a finite accuracy (%)")
+        best = max(float(zoo.accuracy[zoo.names.index(m)]) for m in wm)
+        if a > best:
+            raise InfeasibleError(f"a_star = {a!r} exceeds the most accurate worker model, {best:g}")
+        self.layout()  # fails now if the accuracies cannot be held exactly
+
+    def layout(self) -> dict[str, np.ndarray]:
+        """The engine's view of the workers: ``worker_model`` (K,), and for TAD the server
+        classes (distinct worker models, fastest first): ``worker_class`` (K,), ``cls_start``
+        (C+1,) and ``cls_members`` (K,) listing each class's workers in index order, and
+        ``d`` (C,) = a_k − a* as int64 in units of 1/``scale`` (TAD's Δ is exact: a float Δ
+        drifts and flips the allowed set, spec tad §3.0)."""
+        K = self.workers
+        if self.policy != "tad":
+            one = np.zeros(K, np.int64)
+            return dict(worker_model=np.full(K, self.model_index, np.int64), worker_class=one,
+                        cls_start=np.array([0, K], np.int64), cls_members=np.arange(K, dtype=np.int64),
+                        d=np.zeros(1, np.int64), scale=np.array(1.0))
+        from ..tad.policies import accuracy_scale
+
+        zoo = self.zoo
+        wm = np.array([zoo.names.index(m) for m in self.worker_models], np.int64)
+        classes = sorted(set(wm.tolist()), key=lambda m: (zoo.latency_ms[m, 0], m))
+        wc = np.array([classes.index(m) for m in wm], np.int64)
+        members = np.argsort(wc, kind="stable").astype(np.int64)
+        start = np.searchsorted(wc[members], np.arange(len(classes) + 1)).astype(np.int64)
+        acc = [float(zoo.accuracy[m]) for m in classes]
+        scale = accuracy_scale(acc + [float(self.a_star)])
+        require(scale is not None, "a_star", self.a_star,
+                "it and the models' accuracies must have at most 6 decimals (Δ is kept exact)")
+        d = np.array([round(x * scale) for x in acc], np.int64) - round(float(self.a_star) * scale)
+        return dict(worker_model=wm, worker_class=wc, cls_start=start, cls_members=members, d=d,
+                    scale=np.array(float(scale)))
 
     @property
     def zoo(self) -> Zoo:
@@ -91,6 +152,8 @@ class ServingConfig:
     def model_index(self) -> int:
         """The fixed model of the fixed-model policies (and the default of the others)."""
         zoo = self.zoo
+        if self.model == "worker":  # TAD: each worker's own model; the fallback is the fastest
+            return zoo.fastest
         if self.model == "fastest":
             return zoo.fastest
         if self.model == "most-accurate":

@@ -17,8 +17,8 @@ import numpy as np
 from numba import njit
 
 from ..des import heap_pop, heap_push
-from .policies import (QUEUE_CENTRAL, SERVICE_EXPONENTIAL, SERVICE_JITTER, must_drop, route,
-                       select)
+from .policies import (QUEUE_CENTRAL, ROUTE_TAD, SERVICE_EXPONENTIAL, SERVICE_JITTER, must_drop,
+                       route, route_tad, select)
 
 __all__ = ["run"]
 
@@ -40,12 +40,16 @@ def _multiplier(service, svc, k, spread, levels, m, b):
 
 
 @njit(cache=True)
-def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, fixed_model, cap,
-        service, svc, spread, levels, u_route, start, finish, model, bsize):
+def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, worker_model, cap,
+        service, svc, spread, levels, u_route, worker_class, cls_start, cls_members, d,
+        start, finish, model, bsize):
     """Simulate ``arr.size`` queries (arrival times ``arr`` in ms, sorted) on ``K`` workers.
 
-    Fills, per query: ``start`` (batch start, or drop time), ``finish`` (NaN if dropped),
-    ``model`` (-1 if dropped) and ``bsize`` (its batch's size). Returns the number of batches.
+    ``worker_model[w]`` is the model a fixed-model policy runs on worker ``w``; the class arrays
+    (``worker_class``, ``cls_start``, ``cls_members``, ``d``) are TAD's server classes (see
+    :meth:`.config.ServingConfig.layout`). Fills, per query: ``start`` (batch start, or drop
+    time), ``finish`` (NaN if dropped), ``model`` (-1 if dropped) and ``bsize`` (its batch's
+    size). Returns ``(number of batches, final Δ, min Δ)`` (Δ in ``d``'s units; 0 without TAD).
     """
     n = arr.size
     central = queue == QUEUE_CENTRAL
@@ -58,6 +62,11 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, fix
     load = np.zeros(K, np.int64)  # queued + in-service queries per worker (least-loaded routing)
     inserv = np.zeros(K, np.int64)
     n_idle = K
+    cidle = np.zeros(cls_start.size - 1, np.int64)  # idle workers per class (TAD)
+    for w in range(K):
+        cidle[worker_class[w]] += 1
+    delta = np.int64(0)
+    min_delta = np.int64(0)
     ht = np.empty(K, np.float64)
     hs = np.empty(K, np.int64)
     hsize = 0
@@ -70,6 +79,7 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, fix
             hsize = heap_pop(ht, hs, hsize)
             busy[w] = False
             n_idle += 1
+            cidle[worker_class[w]] += 1
             load[w] -= inserv[w]
             inserv[w] = 0
         else:
@@ -82,6 +92,12 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, fix
                         if not busy[v]:
                             w = v
                             break
+            elif routing == ROUTE_TAD:
+                w, k = route_tad(delta, d, cidle, cls_start, cls_members, busy, u_route[i])
+                delta += d[k]
+                min_delta = min(min_delta, delta)
+                q = w
+                load[w] += 1
             else:
                 w = route(routing, load, busy, n_idle, u_route[i] if u_route.size > 0 else 0.0)
                 q = w
@@ -109,7 +125,7 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, fix
         if qlen[q] == 0:
             continue
         m, b = select(select_code, arr[qhead[q]] + slo - now, qlen[q], lat, by_accuracy,
-                      fixed_model, cap, fastest)
+                      worker_model[w], cap, fastest)
         end = now + lat[m, b - 1] * _multiplier(service, svc, nb, spread, levels, m, b)
         nb += 1
         for _ in range(b):
@@ -122,6 +138,7 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, fix
         qlen[q] -= b
         busy[w] = True
         n_idle -= 1
+        cidle[worker_class[w]] -= 1
         inserv[w] = b
         hsize = heap_push(ht, hs, hsize, end, w)
-    return nb
+    return nb, delta, min_delta

@@ -21,15 +21,16 @@ from dataclasses import dataclass
 from numba import njit
 
 __all__ = ["Policy", "POLICIES", "ROUTINGS", "QUEUES", "SERVICES",
-           "route", "select", "must_drop"]
+           "route", "route_tad", "select", "must_drop"]
 
 # queue disciplines
 QUEUE_CENTRAL, QUEUE_PER_WORKER = 0, 1
 QUEUES = {"central": QUEUE_CENTRAL, "per-worker": QUEUE_PER_WORKER}
 
 # routing on arrival (per-worker queues)
-ROUTE_LEAST_LOADED, ROUTE_JIQ, ROUTE_RANDOM = 0, 1, 2
-ROUTINGS = {"least-loaded": ROUTE_LEAST_LOADED, "jiq": ROUTE_JIQ, "random": ROUTE_RANDOM}
+ROUTE_LEAST_LOADED, ROUTE_JIQ, ROUTE_RANDOM, ROUTE_TAD = 0, 1, 2, 3
+ROUTINGS = {"least-loaded": ROUTE_LEAST_LOADED, "jiq": ROUTE_JIQ, "random": ROUTE_RANDOM,
+            "tad": ROUTE_TAD}
 
 # model and batch selection when a worker is free
 SELECT_FIXED, SELECT_SLACK_ACCURATE, SELECT_BATCH_GREEDY = 0, 1, 2
@@ -76,6 +77,13 @@ POLICIES: dict[str, Policy] = {p.name: p for p in (
     # slack, then the most accurate model that serves that batch within it (throughput first).
     Policy("batch-greedy", SELECT_BATCH_GREEDY, "central", "jiq", "most-accurate", None,
            constraint="never starts a batch that its deterministic l(m, b) says will miss"),
+    # TAD (TAD paper, Section 4; infsched.tad.policies.TAD): each worker holds one model (its
+    # server class, ``worker_models``); an arrival joins the fastest class k that keeps the
+    # accuracy surplus Δ + a_k − a* >= 0 and has an idle worker, else a class drawn uniformly
+    # among those allowed, then a uniformly random worker of it. Batch 1 as in the paper;
+    # ``max_batch`` > 1 lets each worker batch what is queued at it (spec headtohead §3).
+    Policy("tad", SELECT_FIXED, "per-worker", "tad", "worker", 1,
+           constraint="the accuracy of the routed queries averages >= a* after every arrival"),
 )}
 
 
@@ -103,6 +111,40 @@ def route(routing, load, busy, n_idle, u):
                     return w
                 k -= 1
     return min(int(u * K), K - 1)
+
+
+@njit(cache=True)
+def route_tad(delta, d, cidle, cls_start, cls_members, busy, u):
+    """TAD's routing (TAD paper Section 4, spec tad §3.2) over server classes ordered fastest
+    first: ``d[k] = a_k − a*`` and ``delta`` (Δ) in exact integer units. Returns (worker, class).
+
+    Allowed: I = {k : Δ + d[k] >= 0}. The fastest class of I with an idle worker sends the query
+    to its lowest-index idle worker (TAD's engine pops a LIFO stack of idle servers; any idle
+    server of a class is equivalent). Otherwise class ``I[floor(u |I|)]`` and, from the same
+    uniform's remainder, a uniformly random worker of it.
+    """
+    C = d.size
+    for k in range(C):
+        if delta + d[k] >= 0 and cidle[k] > 0:
+            for j in range(cls_start[k], cls_start[k + 1]):
+                if not busy[cls_members[j]]:
+                    return cls_members[j], k
+    na = 0
+    for k in range(C):
+        if delta + d[k] >= 0:
+            na += 1
+    x = u * na
+    idx = min(int(x), na - 1)
+    rest = x - idx
+    k = 0
+    for c in range(C):
+        if delta + d[c] >= 0:
+            if idx == 0:
+                k = c
+                break
+            idx -= 1
+    size = cls_start[k + 1] - cls_start[k]
+    return cls_members[cls_start[k] + min(int(rest * size), size - 1)], k
 
 
 @njit(cache=True)

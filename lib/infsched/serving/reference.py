@@ -36,6 +36,14 @@ class _System:
         self.queues: list[list[int]] = [[] for _ in range(K)]
         self.central: list[int] = []
         self.n_batches = 0
+        lay = cfg.layout()
+        self.worker_model = [int(m) for m in lay["worker_model"]]
+        # TAD: server classes fastest first, their workers, a_k - a* in exact units, and Δ
+        self.classes = [[int(w) for w in lay["cls_members"][lay["cls_start"][k]:lay["cls_start"][k + 1]]]
+                        for k in range(lay["cls_start"].size - 1)]
+        self.d = [int(x) for x in lay["d"]]
+        self.scale = float(lay["scale"])
+        self.delta = self.min_delta = 0
         n = arr.size
         self.start = np.full(n, np.nan)
         self.finish = np.full(n, np.nan)
@@ -43,8 +51,28 @@ class _System:
         self.bsize = np.zeros(n, dtype=np.int16)
 
     # ---- routing on arrival
+    def route_tad(self, i: int) -> int:
+        """TAD (TAD paper, Section 4): the fastest allowed class with an idle server, else a
+        uniformly random allowed class and server; allowed = keeps Δ + a_k − a* >= 0."""
+        allowed = [k for k in range(len(self.classes)) if self.delta + self.d[k] >= 0]
+        idle = [k for k in allowed if any(not self.busy[w] for w in self.classes[k])]
+        if idle:
+            k = idle[0]
+            w = next(w for w in self.classes[k] if not self.busy[w])
+        else:
+            x = self.u[i] * len(allowed)
+            j = min(int(x), len(allowed) - 1)
+            k = allowed[j]
+            members = self.classes[k]
+            w = members[min(int((x - j) * len(members)), len(members) - 1)]
+        self.delta += self.d[k]
+        self.min_delta = min(self.min_delta, self.delta)
+        return w
+
     def route(self, i: int) -> int:
         K, rule = self.cfg.workers, self.cfg.routing
+        if rule == "tad":
+            return self.route_tad(i)
         if rule == "least-loaded":
             return min(range(K), key=lambda w: (self.load[w], w))
         idle = [w for w in range(K) if not self.busy[w]]
@@ -61,11 +89,11 @@ class _System:
             return self.zoo.latency_ms[:, 0].min() > self.slack(j)
         return False
 
-    def choose(self, queue: list[int]) -> tuple[int, int]:
+    def choose(self, queue: list[int], w: int) -> tuple[int, int]:
         cfg, lat, acc = self.cfg, self.zoo.latency_ms, self.zoo.accuracy
         top = min(len(queue), cfg.max_batch)
-        if cfg.spec.name in ("most-accurate", "fastest", "fcfs"):
-            return cfg.model_index, top
+        if cfg.spec.name in ("most-accurate", "fastest", "fcfs", "tad"):
+            return self.worker_model[w], top
         s = self.slack(queue[0])
         fast = self.zoo.fastest
         b = 1
@@ -88,7 +116,7 @@ class _System:
                 self.load[w] -= 1
         if not queue:
             return
-        m, b = self.choose(queue)
+        m, b = self.choose(queue, w)
         batch, queue[:] = queue[:b], queue[b:]
         k = self.n_batches
         self.n_batches += 1
@@ -139,4 +167,5 @@ def simulate_reference(config: ServingConfig, n: int = 1000, *, rate_qps: float 
     sys_ = _System(config, arr, svc, u)
     sys_.env.process(sys_.arrivals())
     sys_.env.run()
-    return Result(config, arr, sys_.start, sys_.finish, sys_.model, sys_.bsize, sys_.n_batches)
+    return Result(config, arr, sys_.start, sys_.finish, sys_.model, sys_.bsize, sys_.n_batches,
+                  sys_.delta / sys_.scale, sys_.min_delta / sys_.scale)

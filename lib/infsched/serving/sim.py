@@ -30,7 +30,9 @@ DEADLINE_TOL_MS = 1e-9
 
 @dataclass(frozen=True, eq=False)
 class Result:
-    """Per-query outcome of one run (times in ms). ``model`` is -1 for a dropped query."""
+    """Per-query outcome of one run (times in ms). ``model`` is -1 for a dropped query.
+    ``final_delta`` and ``min_delta`` are TAD's accuracy surplus Δ = Σ (a_i − a*) over the
+    routed queries, at the end and its minimum after any arrival, in accuracy points."""
 
     config: ServingConfig
     arrival: np.ndarray
@@ -39,6 +41,8 @@ class Result:
     model: np.ndarray
     bsize: np.ndarray
     n_batches: int
+    final_delta: float = 0.0
+    min_delta: float = 0.0
 
     @property
     def served(self) -> np.ndarray:
@@ -108,6 +112,7 @@ def draws(config: ServingConfig, n: int, seed: int, *, rate_qps: float | None = 
         svc = svc_rng.standard_exponential(arr.size)  # at most one batch per query
     else:
         svc = svc_rng.random(arr.size)
+    # (TAD's routing is per-worker and spends its uniform only when no allowed class is idle)
     needs_u = config.queue == "per-worker" and ROUTINGS[config.routing] != ROUTE_LEAST_LOADED
     u = route_rng.random(arr.size) if needs_u else np.empty(0)
     return arr, svc, u
@@ -135,8 +140,13 @@ def simulate(config: ServingConfig, n: int = 100_000, *, rate_qps: float | None 
     bsize = np.zeros(m, np.int16)
     spread = zoo.spread if zoo.spread is not None else np.ones((1, 1, len(QUANTILE_LEVELS)))
     by_acc = np.argsort(-zoo.accuracy, kind="stable").astype(np.int64)
-    nb = engine.run(arr, config.slo_ms, zoo.latency_ms, by_acc, zoo.fastest, config.workers,
-                    QUEUES[config.queue], ROUTINGS[config.routing], config.spec.select,
-                    config.model_index, config.max_batch, SERVICES[config.service], svc,
-                    spread, np.asarray(QUANTILE_LEVELS), u, start, finish, model, bsize)
-    return Result(config, arr, start, finish, model, bsize, int(nb))
+    lay = config.layout()
+    nb, delta, min_delta = engine.run(
+        arr, config.slo_ms, zoo.latency_ms, by_acc, zoo.fastest, config.workers,
+        QUEUES[config.queue], ROUTINGS[config.routing], config.spec.select, lay["worker_model"],
+        config.max_batch, SERVICES[config.service], svc, spread, np.asarray(QUANTILE_LEVELS), u,
+        lay["worker_class"], lay["cls_start"], lay["cls_members"], lay["d"],
+        start, finish, model, bsize)
+    scale = float(lay["scale"])
+    return Result(config, arr, start, finish, model, bsize, int(nb), int(delta) / scale,
+                  int(min_delta) / scale)
