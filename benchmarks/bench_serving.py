@@ -9,6 +9,9 @@ Rates are simulated queries per second of **CPU time** of this process (``time.p
 the machine is shared), the best of ``REPEATS`` runs of :func:`infsched.serving.simulate`
 (drawing the arrivals and service times included; the summary statistics not). The simpy
 reference (:mod:`infsched.serving.reference`) runs ``REFERENCE_QUERIES`` queries once per row.
+TAD runs with its workers spread evenly over the image profile's Pareto models (a* = 78) at 80%
+of their batch-1 capacity. Beside the paper engines: TAD on the TAD paper's main system (n = 8,
+a* = 76, 0.5 λ^max) on this simulator and on :mod:`infsched.tad.sim`, the same number of jobs.
 Goal (issue 23): at least 1 M queries/s on one core for the simple policies. Prints a table and
 writes ``benchmarks/results/serving.json``.
 
@@ -24,8 +27,13 @@ import platform
 import time
 from pathlib import Path
 
+from infsched.profiles import load_profile
 from infsched.serving import POLICIES, ServingConfig, Zoo, simulate
 from infsched.serving.reference import simulate_reference
+from infsched.serving.scenarios import tad_system
+from infsched.tad import bound
+from infsched.tad.model import MAIN
+from infsched.tad.sim import simulate as tad_engine
 
 ENGINE_QUERIES = 2_000_000
 REFERENCE_QUERIES = 20_000
@@ -38,8 +46,22 @@ SIMPLE = ("most-accurate", "fastest", "fcfs")
 RESULTS = Path(__file__).resolve().parent / "results" / "serving.json"
 
 
+TAD_A_STAR = 78.0
+
+
+def _config(zoo: Zoo, K: int, name: str) -> ServingConfig:
+    if name != "tad":
+        return ServingConfig(zoo, workers=K, slo_ms=SLO_MS, policy=name)
+    front = load_profile("ramsis-image").pareto_front().models
+    return ServingConfig(zoo, workers=K, slo_ms=SLO_MS, policy="tad", a_star=TAD_A_STAR,
+                         worker_models=tuple(front[i % len(front)] for i in range(K)))
+
+
 def _rate(cfg: ServingConfig) -> float:
     """Arrival rate (queries/s) at RHO of the policy's own capacity."""
+    if cfg.policy == "tad":  # each worker's own model at batch 1
+        return RHO * sum(1000.0 / cfg.zoo.latency_ms[cfg.zoo.names.index(m), 0]
+                         for m in cfg.worker_models)
     if cfg.spec.select == 0:  # one fixed model at batch 1
         return RHO * cfg.workers * 1000.0 / cfg.zoo.latency_ms[cfg.model_index, 0]
     return RHO * cfg.capacity_qps()
@@ -61,7 +83,7 @@ def main() -> dict:
     rows = []
     for K in WORKERS:
         for name in POLICIES:
-            cfg = ServingConfig(zoo, workers=K, slo_ms=SLO_MS, policy=name)
+            cfg = _config(zoo, K, name)
             qps = _rate(cfg)
             simulate(cfg, 1000, rate_qps=qps, seed=0)  # compile (or load numba's cache) first
             eng_cpu, eng_wall = _best(lambda: simulate(cfg, ENGINE_QUERIES, rate_qps=qps, seed=1),
@@ -80,10 +102,29 @@ def main() -> dict:
         print(f"{r['workers']:>3} {r['policy']:<15} {r['queue']:<10} {r['routing']:<12} "
               f"{r['engine_qps_cpu'] / 1e6:>9.2f} M {r['simpy_qps_cpu'] / 1e3:>8.1f} k "
               f"{r['ratio_cpu']:>8.0f} {r['attainment']:>8.3f}")
+    paper = []
+    n_tad = 8
+    zoo_tad, workers = tad_system(MAIN, n_tad)
+    lam = 0.5 * bound.lambda_max(MAIN, 76.0)
+    for service, short in (("deterministic", "det"), ("exponential", "exp")):
+        cfg = ServingConfig(zoo_tad, workers=n_tad, slo_ms=1e9, policy="tad", a_star=76.0,
+                            worker_models=workers, service=service)
+        simulate(cfg, 1000, rate_qps=n_tad * lam * 1000.0, seed=0)
+        tad_engine(MAIN, "tad", n=n_tad, lam=lam, a_star=76.0, n_jobs=1000, service=short, seed=0)
+        ours, _ = _best(lambda: simulate(cfg, ENGINE_QUERIES, rate_qps=n_tad * lam * 1000.0, seed=1),
+                        ENGINE_QUERIES, REPEATS)
+        theirs, _ = _best(lambda: tad_engine(MAIN, "tad", n=n_tad, lam=lam, a_star=76.0,
+                                             n_jobs=ENGINE_QUERIES, service=short, seed=1),
+                          ENGINE_QUERIES, REPEATS)
+        paper.append(dict(scenario=f"TAD main system, n = {n_tad}, 0.5 lambda_max, {service}",
+                          serving_qps_cpu=ours, paper_engine_qps_cpu=theirs, ratio=ours / theirs))
+    for r in paper:
+        print(f"{r['scenario']}: this simulator {r['serving_qps_cpu'] / 1e6:.2f} M/s, "
+              f"infsched.tad.sim {r['paper_engine_qps_cpu'] / 1e6:.2f} M/s (x {r['ratio']:.2f})")
     simple = [r["engine_qps_cpu"] for r in rows if r["policy"] in SIMPLE]
     print(f"simple policies: slowest {min(simple) / 1e6:.2f} M queries per CPU second "
           f"(goal {GOAL_QPS / 1e6:.0f} M: {'met' if min(simple) >= GOAL_QPS else 'NOT met'})")
-    out = dict(benchmark="serving", rows=rows, engine_queries=ENGINE_QUERIES,
+    out = dict(benchmark="serving", rows=rows, paper_engines=paper, engine_queries=ENGINE_QUERIES,
                reference_queries=REFERENCE_QUERIES, repeats=REPEATS, slo_ms=SLO_MS, rho=RHO,
                goal_qps=GOAL_QPS, machine=platform.machine(), cpus=os.cpu_count(),
                load_average=os.getloadavg(), python=platform.python_version())
