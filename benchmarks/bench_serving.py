@@ -99,7 +99,8 @@ def main() -> dict:
     print(f"{'K':>3} {'policy':<15} {'queue':<10} {'routing':<12} {'engine q/s':>11} "
           f"{'simpy q/s':>10} {'x simpy':>8} {'SLO att.':>8}")
     for r in rows:
-        print(f"{r['workers']:>3} {r['policy']:<15} {r['queue']:<10} {r['routing']:<12} "
+        routing = r["routing"] if r["queue"] == "per-worker" else "-"  # a central queue routes nothing
+        print(f"{r['workers']:>3} {r['policy']:<15} {r['queue']:<10} {routing:<12} "
               f"{r['engine_qps_cpu'] / 1e6:>9.2f} M {r['simpy_qps_cpu'] / 1e3:>8.1f} k "
               f"{r['ratio_cpu']:>8.0f} {r['attainment']:>8.3f}")
     paper = []

@@ -97,3 +97,18 @@ def test_summary_metrics_are_consistent(image):
 def test_every_policy_is_tested():
     # tad has its own file (it needs a server layout and a target)
     assert {c[0] for c in CASES} | {"tad"} == set(POLICIES)
+
+
+def test_any_arrival_process_runs_on_both_models(image):
+    """Arrival times from elsewhere (here an MMPP from infsched.workload; a trace the same way)
+    drive the engine and the reference alike."""
+    from infsched.workload import mmpp_arrivals
+
+    times, _ = mmpp_arrivals([0.02, 0.2], [[-0.001, 0.001], [0.004, -0.004]], 20_000.0,
+                             np.random.default_rng(4))
+    cfg = ServingConfig(image, workers=3, slo_ms=150, policy="batch-greedy")
+    fast = simulate(cfg, arrivals=times, seed=1)
+    ref = simulate_reference(cfg, arrivals=times, seed=1)
+    assert fast.arrival.size == times.size > 500
+    np.testing.assert_array_equal(fast.model, ref.model)
+    np.testing.assert_allclose(fast.finish, ref.finish, rtol=0, atol=1e-9)

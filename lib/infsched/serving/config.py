@@ -30,7 +30,8 @@ class ServingConfig:
 
     ``profile``: a profile name, :class:`infsched.profiles.Profile` or :class:`Zoo`.
     ``policy``: a name in :data:`POLICIES`. ``queue`` (``"central"`` or ``"per-worker"``),
-    ``routing`` (``"least-loaded"``, ``"jiq"``, ``"random"``; per-worker queues only), ``model``
+    ``routing`` (``"least-loaded"``, ``"jiq"``, ``"random"``, or ``"tad"`` with policy ``"tad"``;
+    per-worker queues only), ``model``
     (a model name, or ``"most-accurate"`` / ``"fastest"`` within the SLO at batch 1; for the
     fixed-model policies) and ``max_batch`` default to the policy's own.
     ``service``: ``"deterministic"`` (``l(m, b)``), ``"exponential"`` (mean ``l(m, b)``), or
