@@ -101,7 +101,7 @@ SCALES: dict[str, Scale] = {
     "default": Scale(fig2_trials=40, fig2_sizes=PAPER_SIZES, fig2_solver="local",
                      fig2_effort=0.0, fig2_lp="auto",
                      fig2_small_trials=40,
-                     fig2_small_n=(4, 8), fig2_small_T=(4, 8), fig2_small_nodes=200_000,
+                     fig2_small_n=(4, 7), fig2_small_T=(4, 7), fig2_small_nodes=20_000,
                      fig2_reading_trials=4,
                      fig3_sizes=tuple(range(1000, 10_001, 1000)), fig3_runs=5, runs=50,
                      calibration_runs=10,
@@ -109,10 +109,12 @@ SCALES: dict[str, Scale] = {
                      alphas=(0.02, 0.05, 0.08, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4),
                      betas=(0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5),
                      alpha_search_n=10_000),
-    # Fig. 2 as the paper ran it, 200 trials per model, about 17 times default's search per trial
-    # and the LP relaxation of every program (0.03-2.5 million variables, seconds to a minute each)
+    # Fig. 2 as the paper ran it, 200 trials per model, CP-SAT after the local search (2 units:
+    # about 30 CPU s at n = 56) and the LP relaxation of every program (about 20 CPU s and 1.4 GB
+    # at n = 56): about 50 CPU s per trial, 4 hours for the whole figure on 2 cores (estimated
+    # from sampled trials)
     "paper": Scale(fig2_trials=200, fig2_sizes=PAPER_SIZES, fig2_solver="cpsat",
-                   fig2_effort=5.0, fig2_lp=True,
+                   fig2_effort=2.0, fig2_lp=True,
                    fig2_small_trials=100,
                    fig2_small_n=(4, 8), fig2_small_T=(4, 8), fig2_small_nodes=2_000_000,
                    fig2_reading_trials=20,
