@@ -30,7 +30,7 @@ def kappa():
 
 
 def test_fig2_certified_small_study(cache):
-    """A2–A4 on the `default` scale's certified study (40 trials per model, n or T in 4..7,
+    """A2–A4 on the `default` scale's certified study (40 trials per model, n in 4..7, T in 4..5,
     HiGHS to a node limit, which is a count of work: the same trials are certified on any
     machine). The bounds never cross the schedules (A2)."""
     f2 = ex.fig2_small("default", n_jobs=1, cache=cache)
