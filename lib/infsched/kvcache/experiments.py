@@ -111,12 +111,12 @@ SCALES: dict[str, Scale] = {
                      alpha_search_n=10_000),
     # Fig. 2 as the paper ran it, 200 trials per model, CP-SAT after the local search (2 units:
     # about 30 CPU s at n = 56) and the LP relaxation of every program (about 20 CPU s and 1.4 GB
-    # at n = 56): about 50 CPU s per trial, 4 hours for the whole figure on 2 cores (estimated
-    # from sampled trials)
+    # at n = 56): about 50 CPU s per trial, about 3 hours for the figure and 1 for its readings
+    # on 2 cores (estimated from sampled trials, not run end to end)
     "paper": Scale(fig2_trials=200, fig2_sizes=PAPER_SIZES, fig2_solver="cpsat",
                    fig2_effort=2.0, fig2_lp=True,
                    fig2_small_trials=100,
-                   fig2_small_n=(4, 8), fig2_small_T=(4, 8), fig2_small_nodes=2_000_000,
+                   fig2_small_n=(4, 8), fig2_small_T=(4, 5), fig2_small_nodes=20_000,
                    fig2_reading_trials=20,
                    fig3_sizes=tuple(range(1000, 10_001, 1000)), fig3_runs=10, runs=50,
                    calibration_runs=20,
