@@ -28,6 +28,7 @@ from infsched.errors import one_of, require
 from infsched.kvcache import hindsight, instances, workload
 from infsched.kvcache.model import Instance, check_schedule
 from infsched.metrics import mean_ci
+from infsched.report import NotReproducible
 from infsched.kvcache.policies import mc_sf
 from infsched.kvcache.sim import SimConfig, simulate
 from infsched.kvcache.timing import BatchTimeModel
@@ -305,8 +306,6 @@ def fig2_comparison(c2: dict, *, level_z: float = 1.96) -> tuple[dict, dict, dic
     paper's last printed digit, combined in quadrature with our confidence half-width (means), and
     for the exact share the binomial 95 % half-widths of both proportions (paper's 200 trials,
     ours), in percentage points."""
-    from infsched.report import NotReproducible
-
     ours, tol, notes = {}, {}, {}
     for m in (1, 2):
         n = c2[f"model{m}_trials"]

@@ -55,6 +55,20 @@ def _place(order, a, s, o, M, mem, starts):
 
 
 @nb.njit(cache=True)
+def _move(order, x, y):
+    """Move the request at position ``x`` to position ``y``, shifting those between;
+    ``_move(order, y, x)`` undoes it (a swap is its own undo)."""
+    moved = order[x]
+    if y < x:
+        for z in range(x, y, -1):
+            order[z] = order[z - 1]
+    else:
+        for z in range(x, y):
+            order[z] = order[z + 1]
+    order[y] = moved
+
+
+@nb.njit(cache=True)
 def _search(order, a, s, o, M, mem, starts, max_evals, window):
     best = _place(order, a, s, o, M, mem, starts)
     evals = 1
@@ -62,43 +76,25 @@ def _search(order, a, s, o, M, mem, starts, max_evals, window):
     improved = True
     while improved and evals < max_evals:
         improved = False
-        for x in range(n):                               # swaps
-            for y in range(x + 1, min(n, x + 1 + window)):
-                if evals >= max_evals:
-                    break
-                order[x], order[y] = order[y], order[x]
-                v = _place(order, a, s, o, M, mem, starts)
-                evals += 1
-                if v < best:
-                    best = v
-                    improved = True
-                else:
-                    order[x], order[y] = order[y], order[x]
-        for x in range(n):                               # moves
-            for y in range(max(0, x - window), min(n, x + window + 1)):
-                if y == x or evals >= max_evals:
-                    continue
-                moved = order[x]
-                if y < x:
-                    for z in range(x, y, -1):
-                        order[z] = order[z - 1]
-                else:
-                    for z in range(x, y):
-                        order[z] = order[z + 1]
-                order[y] = moved
-                v = _place(order, a, s, o, M, mem, starts)
-                evals += 1
-                if v < best:
-                    best = v
-                    improved = True
-                else:
-                    if y < x:
-                        for z in range(y, x):
-                            order[z] = order[z + 1]
+        for swap in (True, False):                       # swaps first, then moves
+            for x in range(n):
+                lo = x + 1 if swap else max(0, x - window)
+                for y in range(lo, min(n, x + window + 1)):
+                    if y == x or evals >= max_evals:
+                        continue
+                    if swap:
+                        order[x], order[y] = order[y], order[x]
                     else:
-                        for z in range(y, x, -1):
-                            order[z] = order[z - 1]
-                    order[x] = moved
+                        _move(order, x, y)
+                    v = _place(order, a, s, o, M, mem, starts)
+                    evals += 1
+                    if v < best:
+                        best = v
+                        improved = True
+                    elif swap:
+                        order[x], order[y] = order[y], order[x]
+                    else:
+                        _move(order, y, x)
     best = _place(order, a, s, o, M, mem, starts)
     return best, evals
 
