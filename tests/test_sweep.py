@@ -128,3 +128,103 @@ def test_errors(tmp_path):
     with pytest.raises(ConfigError, match="must return a dict or a DataFrame"):
         run_sweep(lambda x: x, [{"x": 1}], cache_dir=False)
     assert run_sweep(simulate, [], cache_dir=False).empty
+
+
+def _entries(cache):
+    return sorted((cache).rglob("*.pkl"))
+
+
+def _rewrite(path, payload, *, schema=None, sha=None, length=None):
+    """Replace an entry's pickle by ``payload``, keeping (or forging) its header fields."""
+    import hashlib
+    import json
+
+    from infsched.sweep import _MAGIC
+
+    head = json.loads(path.read_bytes()[len(_MAGIC):].split(b"\n", 1)[0])
+    if schema is not None:
+        head["schema"] = schema
+    if sha is not None:
+        head["sha256"] = hashlib.sha256(payload).hexdigest()
+    if length is not None:
+        head["length"] = len(payload)
+    path.write_bytes(_MAGIC + json.dumps(head).encode() + b"\n" + payload)
+
+
+def test_damaged_cache_entries_are_recomputed_with_a_warning(tmp_path):
+    import pickle
+
+    c, cache = tmp_path / "calls", tmp_path / "cache"
+    g = grid(c)
+    good = run_sweep(simulate, g, cache_dir=cache)
+    paths = _entries(cache)
+    assert len(paths) == 6 and calls(c) == 6
+    blob = paths[0].read_bytes()
+    paths[0].write_bytes(blob[: len(blob) // 2])                       # truncated
+    blob = bytearray(paths[1].read_bytes())
+    blob[-5] ^= 0xFF
+    paths[1].write_bytes(bytes(blob))                                  # a flipped byte in the pickle
+    blob = bytearray(paths[2].read_bytes())
+    blob[20] ^= 0x55
+    paths[2].write_bytes(bytes(blob))                                  # a flipped byte in the header
+    value = pickle.loads(paths[3].read_bytes().split(b"\n", 2)[2])
+    value["mean"] = 1e9
+    _rewrite(paths[3], pickle.dumps(value))                            # a loadable wrong number
+    _rewrite(paths[4], pickle.dumps({"mean": "x", "other": 1}), sha=True, length=True)  # schema
+    _rewrite(paths[5], b"cno_such_module_here\nthing\n.", sha=True, length=True)  # does not unpickle
+    with pytest.warns(RuntimeWarning) as record:
+        healed = run_sweep(simulate, g, cache_dir=cache)
+    messages = [str(w.message) for w in record if "infsched cache" in str(w.message)]
+    assert len(messages) == 6 and all(len(m.splitlines()) == 1 for m in messages)
+    assert {m.split(": ")[1] for m in messages} == {str(p) for p in paths}
+    assert calls(c) == 12
+    pd.testing.assert_frame_equal(healed, good)
+    # healed: the next run loads every entry, silently
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pd.testing.assert_frame_equal(run_sweep(simulate, g, cache_dir=cache), good)
+    assert calls(c) == 12
+    # an entry of an older layout (a bare pickle) is never trusted either
+    paths[0].write_bytes(pickle.dumps({"mean": 5.0}))
+    with pytest.warns(RuntimeWarning, match="no header"):
+        pd.testing.assert_frame_equal(run_sweep(simulate, g, cache_dir=cache), good)
+
+
+def slow(lam, counter):
+    import time
+
+    time.sleep(0.005)
+    _count(counter)
+    return {"y": lam * 3}
+
+
+def test_concurrent_runs_share_one_cache_safely(tmp_path, monkeypatch):
+    import threading
+
+    import infsched.sweep as sweep
+
+    c, cache = tmp_path / "calls", tmp_path / "cache"
+    g = [{"lam": float(x), "counter": str(c)} for x in range(40)]
+    out, errors, bad = [], [], []
+    monkeypatch.setattr(sweep, "_warn_entry", lambda path, why: bad.append((path, why)))
+
+    def go():
+        try:
+            out.append(run_sweep(slow, g, cache_dir=cache))
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=go) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors and not bad and len(out) == 3  # no run ever saw a partial entry
+    for df in out:
+        assert list(df["y"]) == [3.0 * x for x in range(40)]
+    assert len(_entries(cache)) == 40 and not list(cache.rglob("*.tmp"))
+    before = calls(c)
+    run_sweep(slow, g, cache_dir=cache)
+    assert calls(c) == before

@@ -6,8 +6,11 @@ results in one DataFrame, in grid order. Points run serially, on local processes
 (``dask="tcp://host:8786"``, or ``$INFSCHED_DASK``); the numbers are the same on all three.
 
 Each finished point is pickled at once under ``<cache_dir>/<module.qualname>/<key>.pkl``, the key
-hashing fn's module and qualified name, the sorted parameters, an optional ``version`` string
-and the library's version (``infsched.__version__``). A sweep that is interrupted (Ctrl-C, a
+hashing fn's module and qualified name, the sorted parameters, an optional ``version`` string,
+the library's version (``infsched.__version__``) and the entry format. An entry is written
+atomically and carries the sha256 of its pickle and the schema of its value (a table's columns,
+dtypes and rows; a dict's keys and value types); one that is truncated, damaged, altered or does
+not unpickle is recomputed, with a one-line warning naming its file: loading never aborts a run. A sweep that is interrupted (Ctrl-C, a
 killed worker, a killed process, a failing point) therefore resumes where it stopped: a rerun
 loads the finished points and computes only the missing ones. Bump ``version`` when fn's code
 changes in a way that changes its results.
@@ -95,7 +98,7 @@ def point_key(fn: Callable[..., Any], point: Mapping[str, Any], version: str = "
     """The cache key of one point: sha256 of fn's ``module.qualname``, the sorted parameters,
     ``version`` and the library's version (first 24 hex digits)."""
     blob = json.dumps({"fn": _fn_name(fn), "version": version, "infsched": __version__,
-                       "params": dict(point)}, sort_keys=True, default=_jsonable)
+                       "format": CACHE_FORMAT, "params": dict(point)}, sort_keys=True, default=_jsonable)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
@@ -124,17 +127,73 @@ def _compute(fn: Callable[..., Any], point: dict[str, Any]) -> Any:
     return result
 
 
+#: the first bytes of a cache entry; then one line of JSON (format, length and sha256 of the
+#: payload, and the schema of the value), then the payload: the pickled value
+_MAGIC = b"INFSCHED-CACHE\n"
+#: bumped when the entry layout changes; part of every key, so older entries are simply not found
+CACHE_FORMAT = 2
+
+
+def _schema(value: Any) -> dict[str, Any]:
+    """What a cached value holds, checked again after loading it: a DataFrame's columns, dtypes
+    and row count; a dict's keys and the type of each value."""
+    if isinstance(value, pd.DataFrame):
+        return {"type": "DataFrame", "columns": [repr(c) for c in value.columns],
+                "dtypes": [str(t) for t in value.dtypes], "rows": int(len(value))}
+    if isinstance(value, Mapping):
+        return {"type": "dict", "keys": [repr(k) for k in value],
+                "types": [type(v).__name__ for v in value.values()]}
+    return {"type": type(value).__name__}
+
+
+def _encode(result: Any) -> bytes:
+    payload = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    header = {"format": CACHE_FORMAT, "length": len(payload),
+              "sha256": hashlib.sha256(payload).hexdigest(), "schema": _schema(result)}
+    return _MAGIC + json.dumps(header, sort_keys=True).encode() + b"\n" + payload
+
+
 def _save(path: Path, result: Any) -> None:
-    """Pickle ``result`` to ``path`` atomically (a temporary file, then a rename)."""
+    """Write ``result`` to ``path`` atomically (a temporary file, then a rename), with a header
+    holding the checksum of its pickle and the schema of the value (see :func:`_load`)."""
+    blob = _encode(result)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
+            f.write(blob)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+class _BadEntry(Exception):
+    pass
+
+
+def _decode(blob: bytes) -> Any:
+    if not blob.startswith(_MAGIC):
+        raise _BadEntry("not an infsched cache entry (no header)")
+    head, sep, payload = blob[len(_MAGIC):].partition(b"\n")
+    if not sep:
+        raise _BadEntry("truncated header")
+    try:
+        header = json.loads(head)
+    except ValueError:
+        raise _BadEntry("damaged header") from None
+    if not isinstance(header, dict) or header.get("format") != CACHE_FORMAT:
+        raise _BadEntry("unknown entry format")
+    if len(payload) != header.get("length"):
+        raise _BadEntry(f"truncated: {len(payload)} of {header.get('length')} bytes")
+    if hashlib.sha256(payload).hexdigest() != header.get("sha256"):
+        raise _BadEntry("checksum mismatch")
+    value = pickle.loads(payload)
+    if _schema(value) != header.get("schema"):
+        raise _BadEntry("the value does not match its schema")
+    if isinstance(value, PointError):
+        raise _BadEntry("holds a failed point")
+    return value
 
 
 def _evaluate(fn: Callable[..., Any], point: dict[str, Any], path: Path | None) -> Any:
@@ -176,11 +235,28 @@ def _dask_task(fn: Callable[..., Any], point: dict[str, Any], path: Path | None,
 
 
 def _load(path: Path) -> Any:
+    """The value cached at ``path``, or ``None`` when there is none or it cannot be trusted: a
+    missing file is silently ``None``; an entry that is truncated, fails its checksum or its
+    schema, or does not unpickle is ``None`` with a one-line warning naming the file (the point
+    is then recomputed and the entry rewritten). Loading never raises."""
     try:
-        with path.open("rb") as f:
-            return pickle.load(f)
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
-        return None  # unreadable: recompute
+        blob = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        _warn_entry(path, f"unreadable ({exc.strerror or exc})")
+        return None
+    try:
+        return _decode(blob)
+    except _BadEntry as exc:
+        _warn_entry(path, str(exc))
+    except Exception as exc:  # noqa: BLE001 - any unpickling failure means: recompute
+        _warn_entry(path, f"does not load ({type(exc).__name__})")
+    return None
+
+
+def _warn_entry(path: Path, why: str) -> None:
+    warnings.warn(f"infsched cache: {path}: {why}; recomputing this point", RuntimeWarning, stacklevel=3)
 
 
 def _rows(point: dict[str, Any], result: Any) -> pd.DataFrame:
