@@ -152,3 +152,17 @@ def test_run_extracts_png_outputs_when_the_chapter_saves_no_figure(book, tmp_pat
     out_nb = run_chapter("plot", {"n": 2}, scale="smoke", out_dir=tmp_path / "run")
     figs = sorted(p.name for p in (out_nb.parent / "figures").glob("*.png"))
     assert figs and all(f.startswith("plot-cell") for f in figs), figs
+
+
+def test_failed_run_keeps_only_the_notebook_with_the_traceback(book, tmp_path):
+    """A cell that raises: the partly executed notebook stays (the error names it), no empty
+    figures/ folder; a run that fails before writing a notebook leaves no folder behind."""
+    from infsched.runner import ChapterFailed, run_chapter
+
+    (book / "bad.md").write_text(chapter("Bad", 'raise ValueError("no")'))
+    with pytest.raises(ChapterFailed, match="partly executed notebook"):
+        run_chapter("bad", {}, scale="smoke", out_dir=tmp_path / "cell")
+    assert sorted(p.name for p in (tmp_path / "cell").iterdir()) == ["bad.ipynb"]
+    with pytest.raises(Exception):
+        run_chapter("bad", {}, scale="smoke", out_dir=tmp_path / "kernel", kernel="no-such-kernel")
+    assert not (tmp_path / "kernel").exists()

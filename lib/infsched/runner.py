@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -234,6 +235,17 @@ def _extract_pngs(nb: Any, folder: Path, stem: str) -> list[Path]:
     return paths
 
 
+def _kernel_config() -> Any:
+    """The kernel talks to papermill over IPC sockets, not TCP: a TCP kernel warns on stderr
+    that it is unencrypted, and a chapter that runs another (the profiling chapter) would show
+    that warning in its own output."""
+    from traitlets.config import Config
+
+    c = Config()
+    c.KernelManager.transport = "ipc"
+    return c
+
+
 def run_chapter(
     name: str,
     params: Mapping[str, Any] | None = None,
@@ -251,9 +263,7 @@ def run_chapter(
     ``<out_dir>/<name>.ipynb``, PNG outputs as ``<out_dir>/figures/*.png``. Raises ConfigError
     for an unknown chapter, parameter or scale, ChapterFailed if a cell raises.
     """
-    import jupytext
     import nbformat
-    import papermill as pm
 
     info = _get_chapter(name)
     params = dict(params or {})
@@ -278,8 +288,42 @@ def run_chapter(
         book_dir().parent / "_build" / "runs" / f"{name}-{_param_hash(params, scale)}"
     out = out.resolve()
     figures = out / "figures"
+    created = not out.exists()
     figures.mkdir(parents=True, exist_ok=True)
     out_nb = out / f"{name}.ipynb"
+    try:
+        _execute(info, params, kernel, timeout, scale, out, figures, out_nb)
+    except BaseException:
+        # keep the partly executed notebook (it holds the traceback); remove what holds nothing
+        with contextlib.suppress(OSError):
+            figures.rmdir()               # only if empty
+        if created and not _ran_any_cell(out_nb):
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    if not any(figures.glob("*.png")):
+        # the chapter saved no named figures (plotting.save): keep every PNG output instead
+        _extract_pngs(nbformat.read(out_nb, as_version=4), figures, name)
+    return out_nb
+
+
+def _ran_any_cell(path: Path) -> bool:
+    """True if ``path`` is a notebook in which at least one code cell was executed."""
+    import nbformat
+
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except (OSError, ValueError):
+        return False
+    return any(c.cell_type == "code" and c.get("execution_count") for c in nb.cells)
+
+
+def _execute(info: ChapterInfo, params: dict[str, Any], kernel: str, timeout: float | None,
+             scale: str | None, out: Path, figures: Path, out_nb: Path) -> None:
+    import jupytext
+    import nbformat
+    import papermill as pm
+
+    name = info.name
     with tempfile.TemporaryDirectory(prefix="infsched-run-") as tmp:
         src = Path(tmp) / f"{name}.ipynb"
         nbformat.write(jupytext.read(info.path), src)
@@ -291,17 +335,13 @@ def run_chapter(
                 pm.execute_notebook(
                     str(src), str(out_nb), parameters=params, kernel_name=kernel,
                     cwd=str(info.path.parent), progress_bar=False, log_output=False,
-                    execution_timeout=timeout,
+                    execution_timeout=timeout, config=_kernel_config(),
                 )
             except pm.PapermillExecutionError as exc:
                 raise ChapterFailed(
                     f"chapter {name!r} failed at cell [{exc.exec_count}]: {exc.ename}: "
                     f"{exc.evalue.strip().splitlines()[0] if exc.evalue.strip() else ''} "
-                    f"(executed notebook: {out_nb})") from None
-    if not any(figures.glob("*.png")):
-        # the chapter saved no named figures (plotting.save): keep every PNG output instead
-        _extract_pngs(nbformat.read(out_nb, as_version=4), figures, name)
-    return out_nb
+                    f"(the partly executed notebook, with the traceback, is kept: {out_nb})") from None
 
 
 # --------------------------------------------------------------------------- nbval references
