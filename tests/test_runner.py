@@ -166,3 +166,12 @@ def test_failed_run_keeps_only_the_notebook_with_the_traceback(book, tmp_path):
     with pytest.raises(Exception):
         run_chapter("bad", {}, scale="smoke", out_dir=tmp_path / "kernel", kernel="no-such-kernel")
     assert not (tmp_path / "kernel").exists()
+
+
+def test_list_chapters_in_toc_order(book):
+    for name in ("alpha", "beta", "gamma"):
+        (book / f"{name}.md").write_text(chapter(name.title(), GOOD))
+    assert list(runner.list_chapters()) == ["alpha", "beta", "gamma"]        # no _toc.yml: sorted
+    (book.parent / "_toc.yml").write_text(
+        "format: jb-book\nroot: book/intro\nchapters:\n  - file: book/gamma\n  - file: book/alpha\n")
+    assert list(runner.list_chapters()) == ["gamma", "alpha", "beta"]

@@ -41,6 +41,7 @@ __all__ = [
     "SCALES",
     "ChapterInfo",
     "ChapterFailed",
+    "ChapterInterrupted",
     "DefaultExpr",
     "book_dir",
     "nbval_dir",
@@ -57,6 +58,99 @@ CHECK_MARKER = "NBVAL_CHECK_OUTPUT"
 
 class ChapterFailed(RuntimeError):
     """A chapter raised while executing; the partly executed notebook is kept."""
+
+
+class ChapterInterrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM stopped a running chapter. Its kernel and every process the kernel
+    started (sweep workers) have been stopped; points a sweep finished are in its cache, so a
+    rerun resumes from them. ``str()`` is one line saying so."""
+
+
+def _descendants(exclude: set[int]) -> list[Any]:
+    import psutil
+
+    try:
+        kids = psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return []
+    return [p for p in kids if p.pid not in exclude]
+
+
+def _terminate(procs: list[Any]) -> None:
+    import psutil
+
+    for p in procs:
+        with contextlib.suppress(psutil.Error):
+            p.terminate()
+
+
+def _reap(procs: list[Any], grace: float = 5.0) -> None:
+    """Wait up to ``grace`` seconds for ``procs`` to end after SIGTERM, then SIGKILL the rest."""
+    import psutil
+
+    _, alive = psutil.wait_procs(procs, timeout=grace)
+    for p in alive:
+        with contextlib.suppress(psutil.Error):
+            p.kill()
+    psutil.wait_procs(alive, timeout=grace)
+
+
+@contextlib.contextmanager
+def _stop_on_signal(name: str) -> Iterator[None]:
+    """Run the block (a chapter's execution) so that SIGINT or SIGTERM stops it cleanly: the
+    first signal terminates every process started inside the block (the kernel, in its own
+    session, and its sweep workers), the block's exceptions are replaced by one
+    :class:`ChapterInterrupted`, and any process still alive after a grace period is killed.
+    Further signals while stopping are ignored. Outside the main thread this does nothing
+    (Python delivers signals only there)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {p.pid for p in _descendants(set())}
+    state: dict[str, Any] = {"signal": None, "procs": []}
+
+    def handler(signum: int, frame: Any) -> None:
+        if state["signal"] is not None:
+            return  # already stopping
+        state["signal"] = signum
+        state["procs"] = _descendants(before)  # now, before the kernel's children are orphaned
+        _terminate(state["procs"])
+        raise KeyboardInterrupt
+
+    signals = [signal.SIGINT, signal.SIGTERM]
+    old = {s: signal.signal(s, handler) for s in signals}
+    try:
+        yield
+    except BaseException:
+        if state["signal"] is None:
+            raise
+    else:
+        if state["signal"] is None:
+            return
+    finally:
+        if state["signal"] is not None:
+            try:  # still ignoring further signals while the rest is stopped
+                _reap(state["procs"] + [p for p in _descendants(before)
+                                        if p.pid not in {q.pid for q in state["procs"]}])
+            finally:
+                for s, h in old.items():
+                    signal.signal(s, h)
+        else:
+            for s, h in old.items():
+                signal.signal(s, h)
+    import logging
+
+    # nbclient leaves a task whose exception (the interrupted cell) asyncio would log at exit
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+    from .sweep import default_cache_dir
+
+    raise ChapterInterrupted(
+        f"chapter {name!r} interrupted by {signal.Signals(state['signal']).name}: its kernel and "
+        f"workers are stopped; finished sweep points are kept in the cache ({default_cache_dir()}) "
+        "and a rerun reuses them") from None
 
 
 class DefaultExpr(str):
@@ -172,17 +266,31 @@ def read_chapter(path: str | os.PathLike[str]) -> ChapterInfo | None:
     return ChapterInfo(p.stem, p, title, params, helps)
 
 
+def _toc_order(folder: Path) -> list[str]:
+    """Chapter names in the order of ``_toc.yml`` beside the book folder (empty if none)."""
+    toc = folder.parent / "_toc.yml"
+    try:
+        text = toc.read_text(encoding="utf-8")
+    except OSError:
+        return []
+    prefix = folder.name + "/"
+    names = [m.strip().strip("'\"") for m in re.findall(r"(?:file|root)\s*:\s*(\S+)", text)]
+    return [Path(n[len(prefix):] if n.startswith(prefix) else n).stem for n in names]
+
+
 def list_chapters() -> dict[str, ChapterInfo]:
-    """Every runnable chapter of the book, by name (sorted)."""
+    """Every runnable chapter of the book, by name: in the order of ``_toc.yml``, then any
+    chapter it does not list, sorted."""
     folder = book_dir()
     require(folder.is_dir(), "book directory", str(folder),
             "must exist (set INFSCHED_BOOK to the folder holding the chapters)")
-    out: dict[str, ChapterInfo] = {}
+    found: dict[str, ChapterInfo] = {}
     for p in sorted(folder.glob("*.md")):
         info = read_chapter(p)
         if info is not None:
-            out[info.name] = info
-    return out
+            found[info.name] = info
+    order = [n for n in _toc_order(folder) if n in found]
+    return {n: found[n] for n in order + [n for n in found if n not in order]}
 
 
 def _get_chapter(name: str) -> ChapterInfo:
@@ -330,7 +438,7 @@ def _execute(info: ChapterInfo, params: dict[str, Any], kernel: str, timeout: fl
         env = {"INFSCHED_FIGURES": str(figures), "INFSCHED_RUN_DIR": str(out)}
         if scale is not None:
             env["INFSCHED_SCALE"] = scale
-        with _env(**env):
+        with _env(**env), _stop_on_signal(name):
             try:
                 pm.execute_notebook(
                     str(src), str(out_nb), parameters=params, kernel_name=kernel,
