@@ -9,12 +9,13 @@ from infsched import report
 from infsched.errors import ConfigError
 from infsched.report import NotReproducible, compare, paper_numbers, summary_line, verdict
 
-CSV = """item,quantity,paper_value,unit,tolerance,source
-fig4,mean_latency,2.0,s,0.1,Sec. 5 p. 7
-fig4,p99,10,ms,,Fig. 4
-fig4,tad_beats_jsq,,,,Sec. 5
-ex1,cost,0,$,0.5,Ex. 1
-ex1,speedup,4,x,,Tab. 2
+CSV = """item,quantity,paper_value,unit,tolerance,basis,source
+fig4,mean_latency,2.0,s,0.1,figure,Sec. 5 p. 7; read off Fig. 4 to a tenth of its 1 s grid
+fig4,p99,10,ms,,printed,Fig. 4
+fig4,tad_beats_jsq,,,,,Sec. 5
+ex1,cost,0,$,,exact,Ex. 1
+ex1,speedup,4.50,x,,printed,Tab. 2
+ex1,share,57,%,6.9,paper-ci,114 of 200 trials
 """
 
 
@@ -28,25 +29,58 @@ def data(tmp_path, monkeypatch):
 
 def test_paper_numbers(data):
     df = paper_numbers("toy")
-    assert list(df.columns[:6]) == list(report.PAPER_COLUMNS)
-    assert df.loc[1, "tolerance"] == 0.05 and df.loc[0, "tolerance"] == 0.1
+    assert list(df.columns[:7]) == list(report.PAPER_COLUMNS)
+    # printed: half a unit of the last printed digit; exact: none; figure, paper-ci: as given
+    assert df.loc[0, "tolerance"] == 0.1 and df.loc[1, "tolerance"] == 0.5
+    assert df.loc[3, "tolerance"] == 0.0 and df.loc[4, "tolerance"] == pytest.approx(0.005)
+    assert df.loc[5, "tolerance"] == 6.9 and df.loc[4, "printed"] == "4.50"
     assert math.isnan(df.loc[2, "paper_value"]) and df.loc[2, "qualitative"]
-    assert df.loc[0, "source"] == "Sec. 5 p. 7"
-    assert len(paper_numbers("toy", data_dir=data)) == 5
+    assert math.isnan(df.loc[2, "tolerance"])
+    assert df.loc[0, "source"].startswith("Sec. 5 p. 7")
+    assert len(paper_numbers("toy", data_dir=data)) == 6
+
+
+@pytest.mark.parametrize("text, half", [("1.005", 0.0005), ("57", 0.5), ("0.0843", 0.00005),
+                                        ("-2.5", 0.05), ("2.5e3", 50.0), ("16.67", 0.005)])
+def test_printed_half_unit(text, half):
+    assert report.printed_half_unit(text) == pytest.approx(half)
 
 
 def test_paper_numbers_errors(data):
     with pytest.raises(ConfigError, match=r"paper = 'nope': no file .*nope.csv; papers with numbers: 'toy'"):
         paper_numbers("nope")
-    (data / "paper" / "bad.csv").write_text("item,quantity,paper_value\nfig1,x,1\n")
-    with pytest.raises(ConfigError, match="missing column.*unit, tolerance, source"):
+    bad = data / "paper" / "bad.csv"
+    bad.write_text("item,quantity,paper_value\nfig1,x,1\n")
+    with pytest.raises(ConfigError, match="missing column.*unit, tolerance, basis, source"):
         paper_numbers("bad")
-    (data / "paper" / "bad.csv").write_text(CSV.replace("2.0,s", "two,s"))
-    with pytest.raises(ConfigError, match=r"row 2: paper_value = 'two'"):
-        paper_numbers("bad")
-    (data / "paper" / "bad.csv").write_text(CSV + "fig4,p99,1,s,,x\n")
-    with pytest.raises(ConfigError, match="duplicate quantity 'p99'"):
-        paper_numbers("bad")
+    cases = [
+        (CSV.replace("2.0,s", "two,s"), r"row 2: paper_value = 'two'"),
+        (CSV + "fig4,p99,1,s,,printed,x\n", "duplicate quantity 'p99'"),
+        # a tolerance must come from a stated basis, never be chosen
+        (CSV.replace("0.1,figure", "0.1,"), r"row 2: basis = '': must be one of 'printed'"),
+        (CSV.replace("0.1,figure", "0.1,spec"), r"basis = 'spec'"),
+        (CSV.replace("0.1,figure", ",figure"), r"row 2: tolerance = '': basis 'figure' needs"),
+        (CSV.replace("6.9,paper-ci", ",paper-ci"), r"row 7: tolerance = '': basis 'paper-ci'"),
+        (CSV.replace("0,$,,exact", "0,$,0.5,exact"), r"row 5: tolerance = '0.5': an exact quantity"),
+        (CSV.replace(",,,,,Sec. 5", ",,,0.1,,Sec. 5"), r"row 4: tolerance = '0.1': a qualitative claim"),
+        (CSV.replace("0.1,figure", "-1,figure"), r"row 2: tolerance = '-1': must be >= 0"),
+        (CSV.replace("0.1,figure", "inf,figure"), r"row 2: tolerance = 'inf': must be finite"),
+    ]
+    for text, msg in cases:
+        bad.write_text(text)
+        with pytest.raises(ConfigError, match=msg):
+            paper_numbers("bad")
+
+
+def test_repo_csvs_have_a_basis_for_every_number():
+    """Every number in data/paper/ states where its tolerance comes from, and no source still
+    quotes a spec's acceptance range as a tolerance."""
+    folder = report.find_data_dir() / "paper"
+    for path in sorted(folder.glob("[a-z]*.csv")):
+        df = paper_numbers(path.stem)
+        num = df[~df["qualitative"]]
+        assert num["basis"].isin(report.BASES).all(), path.name
+        assert not df["source"].str.contains(r"tolerance\s*=\s*spec", regex=True).any(), path.name
 
 
 def test_repo_data_dir_default(monkeypatch):
@@ -55,14 +89,23 @@ def test_repo_data_dir_default(monkeypatch):
 
 
 @pytest.mark.parametrize("paper, ours, tol, expected", [
-    (2.0, 2.0, 0.05, "reproduced"), (2.0, 2.1, 0.05, "reproduced"), (2.0, 1.9, 0.05, "reproduced"),
-    (2.0, 2.2, 0.05, "close"), (2.0, 2.3, 0.05, "close"), (2.0, 2.31, 0.05, "differs"),
-    (-2.0, -2.1, 0.05, "reproduced"), (0.0, 0.04, 0.05, "reproduced"), (0.0, 0.2, 0.05, "differs"),
+    # the tolerance is absolute, in the paper's unit
+    (2.0, 2.0, 0.1, "reproduced"), (2.0, 2.1, 0.1, "reproduced"), (2.0, 1.9, 0.1, "reproduced"),
+    (2.0, 2.2, 0.1, "close"), (2.0, 2.3, 0.1, "close"), (2.0, 2.31, 0.1, "differs"),
+    (-2.0, -2.1, 0.1, "reproduced"), (0.0, 0.04, 0.05, "reproduced"), (0.0, 0.2, 0.05, "differs"),
+    (100.0, 103.0, 0.5, "differs"), (0.25, 0.25 + 1e-12, 0.0, "reproduced"), (9.0, 10.0, 0.0, "differs"),
     (math.nan, True, 0.05, "reproduced"), (math.nan, False, 0.05, "differs"),
     (2.0, NotReproducible("GPU"), 0.05, "not reproducible here"),
 ])
 def test_verdict_rule(paper, ours, tol, expected):
     assert verdict(paper, ours, tol) == expected
+
+
+def test_combined_tolerance():
+    assert report.combined_tolerance(0.0005, "printed", 0.003) == pytest.approx(0.0035)
+    assert report.combined_tolerance(0.1, "figure") == 0.1
+    assert report.combined_tolerance(0.0, "exact", 0.01) == 0.01
+    assert report.combined_tolerance(3.0, "paper-ci", 4.0) == pytest.approx(5.0)
 
 
 def test_compare(data):
@@ -71,13 +114,55 @@ def test_compare(data):
     assert list(t.columns) == list(report.TABLE_COLUMNS)
     assert list(t["verdict"]) == ["close", "differs", "reproduced"]
     assert t.loc[0, "ratio"] == pytest.approx(1.125) and t.loc[0, "unit"] == "s"
+    assert t.loc[0, "basis"] == "figure reading ±0.1" and t.loc[1, "basis"] == "printed digits ±0.5"
     assert t.loc[1, "note"].startswith("our tail") and t.loc[2, "ours"] is True
-    assert math.isnan(t.loc[2, "ratio"])
-    t2 = compare("toy", "ex1", {"cost": 0.2, "speedup": NotReproducible("needs 8 A100s")},
-                 notes={"speedup": "see Sec. 4"})
-    assert list(t2["verdict"]) == ["reproduced", "not reproducible here"]
+    assert math.isnan(t.loc[2, "ratio"]) and t.loc[2, "basis"] == ""
+    t2 = compare("toy", "ex1", {"cost": 0.0, "speedup": NotReproducible("needs 8 A100s"),
+                                "share": 60.0}, notes={"speedup": "see Sec. 4"})
+    assert list(t2["verdict"]) == ["reproduced", "not reproducible here", "reproduced"]
     assert t2.loc[1, "note"] == "needs 8 A100s; see Sec. 4" and t2.loc[1, "ours"] is None
-    assert summary_line(pd.concat([t, t2])) == "2 reproduced, 1 close, 1 differs, 1 not reproducible here"
+    assert t2.loc[0, "basis"] == "exact"
+    assert summary_line(pd.concat([t, t2])) == \
+        "3 reproduced, 1 close, 1 differs, 0 stand-in, 1 not reproducible here"
+
+
+def test_compare_confidence_intervals(data):
+    """Our 95 % half-width widens the tolerance: added to a bound, in quadrature to a CI."""
+    base = {"mean_latency": 2.0, "p99": 12.0, "tad_beats_jsq": True}
+    assert compare("toy", "fig4", base)["verdict"][1] == "differs"          # |2| > 3 x 0.5
+    t = compare("toy", "fig4", {**base, "p99": report.Measured(12.0, 1.5)})
+    assert t.loc[1, "verdict"] == "reproduced" and t.loc[1, "tolerance"] == pytest.approx(2.0)
+    assert t.loc[1, "basis"] == "printed digits ±0.5 + our 95 % CI ±1.5"
+    t = compare("toy", "fig4", base, ci={"p99": 0.25})
+    assert t.loc[1, "verdict"] == "close" and t.loc[1, "tolerance"] == pytest.approx(0.75)
+    t = compare("toy", "ex1", {"cost": 0.0, "speedup": 4.5, "share": report.Measured(67.0, 9.2)})
+    assert t.loc[2, "tolerance"] == pytest.approx(11.5) and t.loc[2, "verdict"] == "reproduced"
+    assert "⊕" in t.loc[2, "basis"]
+    m = report.Measured(1.5, 0.1)
+    assert m + 1 == 2.5 and f"{m:.2f}" == "1.50" and str(m) == "1.5"
+    import pickle
+    assert pickle.loads(pickle.dumps(m)).ci == 0.1
+    with pytest.raises(ConfigError, match="ci = -1"):
+        report.Measured(1.0, -1)
+
+
+def test_compare_stand_in(data):
+    """A number computed on a scaled-down stand-in is labelled and never counted as reproduced,
+    whatever the rule would give; the note says what it would give."""
+    good = {"mean_latency": 2.0, "p99": 10.0, "tad_beats_jsq": True}
+    t = compare("toy", "fig4", good, stand_in="1,000 jobs per point, the paper's 10^6")
+    assert (t["verdict"] == "stand-in").all()
+    assert t.loc[0, "note"].startswith("scaled-down stand-in (1,000 jobs per point, the paper's "
+                                       "10^6); at this scale the rule gives: reproduced")
+    t = compare("toy", "fig4", {**good, "p99": 20.0}, stand_in={"p99": "short", "mean_latency": None})
+    assert list(t["verdict"]) == ["reproduced", "stand-in", "reproduced"]
+    assert "the rule gives: differs" in t.loc[1, "note"]
+    t = compare("toy", "ex1", {"cost": 0.0, "speedup": NotReproducible("GPU"), "share": 57.0},
+                stand_in="small")
+    assert list(t["verdict"]) == ["stand-in", "not reproducible here", "stand-in"]
+    assert summary_line(t) == "0 reproduced, 0 close, 0 differs, 2 stand-in, 1 not reproducible here"
+    with pytest.raises(ConfigError, match=r"stand_in\['x'\]"):
+        compare("toy", "fig4", good, stand_in={"x": "?"})
 
 
 def test_compare_errors(data):
@@ -101,7 +186,7 @@ def test_compare_errors(data):
 
 
 def test_style_table_html(data):
-    t = compare("toy", "ex1", {"cost": 0.2, "speedup": NotReproducible("needs 8 A100s")})
+    t = compare("toy", "ex1", {"cost": 0.0, "speedup": NotReproducible("needs 8 A100s"), "share": 57.0})
     html = report.style_table(t).to_html()
     assert report.VERDICT_COLORS["reproduced"] in html and report.VERDICT_COLORS["not reproducible here"] in html
     assert "needs 8 A100s" in html and "infsched-verdicts" in html
@@ -116,7 +201,7 @@ def test_glue_verdicts(data, monkeypatch):
     monkeypatch.setattr(myst_nb, "glue", lambda name, value, display=True: glued.update({name: (value, display)}))
     t = compare("toy", "fig4", {"mean_latency": 2.0, "p99": 10.0, "tad_beats_jsq": False})
     s = report.glue_verdicts("toy", t)
-    assert s == "2 reproduced, 0 close, 1 differs, 0 not reproducible here"
+    assert s == "2 reproduced, 0 close, 1 differs, 0 stand-in, 0 not reproducible here"
     assert glued["toy_summary"] == (s, False)
     assert isinstance(glued["toy_scorecard"][0], report.VerdictTable) and glued["toy_scorecard"][1] is False
     with pytest.raises(ConfigError, match="chapter = 'a-b'"):

@@ -7,11 +7,29 @@ column      meaning
 =========== ==============================================================================
 item        the figure/table/example, e.g. ``fig4``, ``tab2``, ``ex1``
 quantity    what is measured, unique within an item, e.g. ``mean_latency_at_rho_0.9``
-paper_value the paper's number; empty for a qualitative claim ("TAD beats R-JIQ")
+paper_value the paper's number *as printed* (its digits matter); empty for a qualitative claim
 unit        e.g. ``s``, ``ms``, ``%``; may be empty
-tolerance   relative tolerance; empty means 5 % (0.05)
+tolerance   the paper side's uncertainty, an absolute half-width in ``unit``; see ``basis``
+basis       where that uncertainty comes from (:data:`BASES`); empty for a qualitative claim
 source      where in the paper: section, page, figure
 =========== ==============================================================================
+
+The bases, the only allowed sources of a tolerance (a tolerance is never chosen):
+
+``printed``   the precision of the digits the paper prints: half a unit of the last digit of
+              ``paper_value`` (computed when ``tolerance`` is empty; given explicitly, with the
+              reason in ``source``, when the paper printed the number in another form, "50k" or
+              "1/6").
+``figure``    the reading error of a number read off a figure (``tolerance`` required; the
+              ``source`` says how it was read).
+``exact``     an exact quantity (a count, a closed form of the paper's model): no width on the
+              paper's side.
+``paper-ci``  the paper's own statistical uncertainty, from the runs it states (``tolerance``
+              required: the 95 % half-width).
+
+Our side adds its own 95 % confidence half-width, passed to :func:`compare` as ``ci``. The
+combined tolerance is ``paper + ours`` when the paper's side is a bound (printed, figure, exact)
+and ``sqrt(paper² + ours²)`` when both sides are independent statistical intervals (paper-ci).
 
 A chapter calls :func:`compare` after each reproduced figure or table and concatenates the
 results; at its end :func:`glue_verdicts` glues the chapter's table and a one-line summary so
@@ -29,10 +47,13 @@ toc order; but Sphinx does not know the scorecard depends on the chapters. Add
 ``infsched.report`` to ``sphinx: extra_extensions`` so an incremental build that re-reads a
 chapter also re-reads every page pasting from it (see :func:`setup`).
 
-Verdict rule (one rule for every chapter): **reproduced** if ``|ours/paper - 1| <= tol`` (or a
-qualitative claim holds, ``ours=True``); **close** if within ``3 * tol``; **differs** otherwise
-(or the claim fails); **not reproducible here** when ``ours`` is a :class:`NotReproducible`
-with its reason. When the paper's value is 0 the tolerance is taken as absolute.
+Verdict rule (one rule for every chapter): **reproduced** if ``|ours - paper| <= tol`` with the
+combined tolerance above (or a qualitative claim holds, ``ours=True``); **close** if within
+``3 * tol``; **differs** otherwise (or the claim fails); **not reproducible here** when ``ours``
+is a :class:`NotReproducible` with its reason; **stand-in** when our number was computed on a
+scaled-down stand-in of the paper's setting (fewer requests, workers or trials, shorter runs,
+smaller instances): the table shows it, and what the rule would give, but it does not count as
+reproduced (``compare(..., stand_in=reason)``).
 """
 
 from __future__ import annotations
@@ -55,12 +76,15 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "NotReproducible",
+    "Measured",
     "VERDICTS",
-    "DEFAULT_TOLERANCE",
+    "BASES",
     "PAPER_COLUMNS",
     "find_data_dir",
     "paper_numbers",
+    "printed_half_unit",
     "verdict",
+    "combined_tolerance",
     "compare",
     "summary_line",
     "style_table",
@@ -69,21 +93,24 @@ __all__ = [
     "setup",
 ]
 
-REPRODUCED, CLOSE, DIFFERS, NOT_REPRODUCIBLE = (
-    "reproduced", "close", "differs", "not reproducible here")
-#: The four verdicts, in display order.
-VERDICTS: tuple[str, ...] = (REPRODUCED, CLOSE, DIFFERS, NOT_REPRODUCIBLE)
-DEFAULT_TOLERANCE = 0.05
+REPRODUCED, CLOSE, DIFFERS, STAND_IN, NOT_REPRODUCIBLE = (
+    "reproduced", "close", "differs", "stand-in", "not reproducible here")
+#: The five verdicts, in display order.
+VERDICTS: tuple[str, ...] = (REPRODUCED, CLOSE, DIFFERS, STAND_IN, NOT_REPRODUCIBLE)
+#: Where a paper-side tolerance may come from (see the module docstring).
+BASES: tuple[str, ...] = ("printed", "figure", "exact", "paper-ci")
 #: Multiple of the tolerance within which a result is "close".
 CLOSE_FACTOR = 3.0
-PAPER_COLUMNS: tuple[str, ...] = ("item", "quantity", "paper_value", "unit", "tolerance", "source")
+PAPER_COLUMNS: tuple[str, ...] = (
+    "item", "quantity", "paper_value", "unit", "tolerance", "basis", "source")
 TABLE_COLUMNS: tuple[str, ...] = (
-    "item", "quantity", "paper", "ours", "unit", "ratio", "tolerance", "verdict", "note")
+    "item", "quantity", "paper", "ours", "unit", "ratio", "tolerance", "basis", "verdict", "note")
 
 VERDICT_COLORS: dict[str, str] = {
     REPRODUCED: "#c7e9c0",      # green
     CLOSE: "#fee391",           # amber
     DIFFERS: "#fcbba1",         # red
+    STAND_IN: "#c6dbef",        # blue
     NOT_REPRODUCIBLE: "#d9d9d9",  # grey
 }
 
@@ -99,6 +126,32 @@ class NotReproducible:
                 "must be a non-empty string saying why the result cannot be reproduced here")
 
 
+class Measured(float):
+    """A number we measured, with its 95 % confidence half-width ``ci`` (in the same unit).
+
+    It is a float everywhere else (arithmetic and comparisons see only the value);
+    :func:`compare` reads ``ci`` and adds it to the paper side's tolerance."""
+
+    ci: float
+
+    def __new__(cls, value: float, ci: float) -> "Measured":
+        require(isinstance(ci, (int, float, np.integer, np.floating)) and not isinstance(ci, bool)
+                and math.isfinite(float(ci)) and ci >= 0, "ci", ci,
+                "must be a finite number >= 0 (a 95 % confidence half-width)")
+        obj = super().__new__(cls, value)
+        obj.ci = float(ci)
+        return obj
+
+    def __repr__(self) -> str:
+        return f"Measured({float(self)!r}, ci={self.ci!r})"
+
+    def __str__(self) -> str:
+        return float.__repr__(self)
+
+    def __reduce__(self) -> tuple:
+        return (Measured, (float(self), self.ci))
+
+
 # --------------------------------------------------------------------------- paper numbers
 
 def find_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
@@ -112,12 +165,23 @@ def find_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
     return Path(__file__).resolve().parents[2] / "data"
 
 
+def printed_half_unit(text: str) -> float:
+    """Half a unit of the last digit of a number as printed: ``"1.005"`` -> 0.0005,
+    ``"57"`` -> 0.5, ``"2.5e3"`` -> 50."""
+    t = text.strip().lstrip("+-")
+    mant, _, exp = t.lower().partition("e")
+    decimals = len(mant.partition(".")[2])
+    return 0.5 * 10.0 ** (-decimals) * 10.0 ** (int(exp) if exp else 0)
+
+
 def paper_numbers(paper: str, data_dir: str | os.PathLike[str] | None = None) -> pd.DataFrame:
     """The numbers ``paper`` reports, from ``<data>/paper/<paper>.csv``.
 
     Returns the CSV's columns with ``paper_value`` and ``tolerance`` as floats (NaN for a
-    qualitative claim; empty tolerance -> 0.05) and a boolean ``qualitative`` column.
-    Raises ConfigError if the file, a column, or a value is missing or malformed.
+    qualitative claim), ``printed`` (``paper_value`` as the CSV writes it) and a boolean
+    ``qualitative`` column. ``tolerance`` is the paper side's absolute half-width, derived from
+    ``basis`` as the module docstring says. Raises ConfigError if the file, a column, or a value
+    is missing or malformed, naming the file, row and column.
     """
     folder = find_data_dir(data_dir) / "paper"
     require(isinstance(paper, str) and paper != "", "paper", paper, "must be a paper name such as 'tad'")
@@ -136,23 +200,50 @@ def paper_numbers(paper: str, data_dir: str | os.PathLike[str] | None = None) ->
     for c in df.columns:
         df[c] = df[c].astype(object).map(lambda v: v.strip() if isinstance(v, str) else v)
 
-    def num(col: str, row: int, v: str, default: float) -> float:
-        if v == "":
-            return default
-        try:
-            return float(v)
-        except ValueError:
-            raise ConfigError(f"{path}, row {row + 2}: {col} = {v!r}: must be a number or empty") from None
+    def fail(row: int, col: str, v: str, what: str) -> ConfigError:
+        return ConfigError(f"{path}, row {row + 2}: {col} = {v!r}: {what}")
 
-    df["paper_value"] = [num("paper_value", i, v, math.nan) for i, v in enumerate(df["paper_value"])]
-    df["tolerance"] = [num("tolerance", i, v, DEFAULT_TOLERANCE) for i, v in enumerate(df["tolerance"])]
-    bad_tol = df.index[~(df["tolerance"] > 0)]
-    if len(bad_tol):
-        i = bad_tol[0]
-        raise ConfigError(f"{path}, row {i + 2}: tolerance = {df.at[i, 'tolerance']!r}: must be > 0")
+    def num(col: str, row: int, v: str) -> float:
+        if v == "":
+            return math.nan
+        try:
+            x = float(v)
+        except ValueError:
+            raise fail(row, col, v, "must be a number or empty") from None
+        if not math.isfinite(x):
+            raise fail(row, col, v, "must be finite")
+        return x
+
     blank = df.index[(df["item"] == "") | (df["quantity"] == "")]
     if len(blank):
         raise ConfigError(f"{path}, row {blank[0] + 2}: item and quantity must not be empty")
+    df["printed"] = df["paper_value"]
+    values = [num("paper_value", i, v) for i, v in enumerate(df["paper_value"])]
+    tols = []
+    for i, (v, t, b) in enumerate(zip(values, df["tolerance"], df["basis"])):
+        tol = num("tolerance", i, t)
+        if math.isnan(v):  # a qualitative claim holds or not: no tolerance applies
+            if t != "" or b not in ("", "claim"):
+                raise fail(i, "tolerance" if t else "basis", t or b,
+                           "a qualitative claim (empty paper_value) takes no tolerance or basis")
+            tols.append(math.nan)
+            continue
+        if b not in BASES:
+            raise fail(i, "basis", b, "must be one of " + ", ".join(map(repr, BASES))
+                       + " (where the tolerance comes from)")
+        if b == "exact":
+            if t != "" and tol != 0:
+                raise fail(i, "tolerance", t, "an exact quantity has no tolerance; leave it empty")
+            tol = 0.0
+        elif b == "printed" and t == "":
+            tol = printed_half_unit(df.at[i, "paper_value"])
+        elif t == "":
+            raise fail(i, "tolerance", t, f"basis {b!r} needs the half-width it stands for")
+        if not tol >= 0:
+            raise fail(i, "tolerance", t, "must be >= 0")
+        tols.append(tol)
+    df["paper_value"] = values
+    df["tolerance"] = tols
     dup = df.duplicated(["item", "quantity"])
     if dup.any():
         i = df.index[dup][0]
@@ -165,17 +256,41 @@ def paper_numbers(paper: str, data_dir: str | os.PathLike[str] | None = None) ->
 # --------------------------------------------------------------------------- verdicts
 
 def verdict(paper: float, ours: float | bool | NotReproducible, tolerance: float) -> str:
-    """The verdict for one number (``paper`` NaN means a qualitative claim)."""
+    """The verdict for one number (``paper`` NaN means a qualitative claim); ``tolerance`` is
+    the combined absolute half-width in the paper's unit."""
     if isinstance(ours, NotReproducible):
         return NOT_REPRODUCIBLE
     if paper is None or (isinstance(paper, float) and math.isnan(paper)):
         return REPRODUCED if ours else DIFFERS
-    err = abs(float(ours) - paper) / (abs(paper) if paper != 0 else 1.0)
-    if err <= tolerance * (1 + 1e-12):
+    err = abs(float(ours) - paper)
+    # rounding slack of a few ulps, so that an exact quantity computed in floating point matches
+    slack = 1e-9 * max(1.0, abs(paper))
+    if err <= tolerance + slack:
         return REPRODUCED
-    if err <= CLOSE_FACTOR * tolerance * (1 + 1e-12):
+    if err <= CLOSE_FACTOR * tolerance + slack:
         return CLOSE
     return DIFFERS
+
+
+def combined_tolerance(paper_tol: float, basis: str, ours_ci: float = 0.0) -> float:
+    """The tolerance a verdict uses: the paper side's half-width plus our 95 % half-width, or
+    their root sum of squares when both are statistical (basis ``paper-ci``)."""
+    if basis == "paper-ci":
+        return float(math.hypot(paper_tol, ours_ci))
+    return float(paper_tol + ours_ci)
+
+
+def _fmt_width(x: float) -> str:
+    return f"±{x:.2g}"
+
+
+def _basis_text(basis: str, paper_tol: float, ours_ci: float) -> str:
+    what = {"printed": "printed digits", "figure": "figure reading", "exact": "exact",
+            "paper-ci": "paper's 95 % CI"}[basis]
+    parts = [what if basis == "exact" else f"{what} {_fmt_width(paper_tol)}"]
+    if ours_ci > 0:
+        parts.append(f"our 95 % CI {_fmt_width(ours_ci)}")
+    return (" ⊕ " if basis == "paper-ci" else " + ").join(parts)
 
 
 def compare(
@@ -184,17 +299,23 @@ def compare(
     ours: Mapping[str, float | bool | NotReproducible],
     notes: Mapping[str, str] | None = None,
     *,
-    tolerances: Mapping[str, float] | None = None,
+    ci: Mapping[str, float] | None = None,
+    stand_in: str | Mapping[str, str] | None = None,
     data_dir: str | os.PathLike[str] | None = None,
 ) -> pd.DataFrame:
     """Side-by-side table of the paper's numbers for ``item`` and ours, with verdicts.
 
     ``ours`` maps every quantity the CSV lists for this item to our value: a number, a bool
     for a qualitative claim, or a :class:`NotReproducible`. ``notes`` adds a note per
-    quantity (why we differ, what was calibrated). ``tolerances`` replaces the CSV's tolerance of
-    a quantity by one computed with the result (the CSV's precision combined with our confidence
-    interval, say); the note should say how. Columns: item, quantity, paper, ours, unit, ratio
-    (ours/paper), tolerance, verdict, note; rows in the CSV's order.
+    quantity (why we differ, what was calibrated). ``ci`` gives our 95 % confidence half-width
+    of a number (absolute, in the paper's unit; a :class:`Measured` value carries its own),
+    combined with the paper side's tolerance as the
+    module docstring says; a number without one is taken as exact on our side. ``stand_in``
+    says why our numbers were computed on a scaled-down stand-in of the paper's setting (one
+    reason for the whole item, or one per quantity): such rows get the verdict ``stand-in``
+    with what the rule would have given in their note. Columns: item, quantity, paper, ours,
+    unit, ratio (ours/paper), tolerance (combined, absolute), basis, verdict, note; rows in the
+    CSV's order.
     """
     table = paper_numbers(paper, data_dir)
     rows = table[table["item"] == item]
@@ -203,9 +324,15 @@ def compare(
         raise config_error("item", item, f"not in {paper}.csv; items are " + ", ".join(map(repr, items)))
     require(isinstance(ours, Mapping), "ours", ours, "must be a mapping quantity -> value")
     notes = dict(notes or {})
-    tolerances = dict(tolerances or {})
+    ci = dict(ci or {})
     known = list(rows["quantity"])
-    for name, what in (("ours", ours), ("notes", notes), ("tolerances", tolerances)):
+    if stand_in is None or isinstance(stand_in, str):
+        stand_ins = {q: stand_in for q in known if stand_in}
+    else:
+        require(isinstance(stand_in, Mapping), "stand_in", stand_in,
+                "must be a reason (str), a mapping quantity -> reason, or None")
+        stand_ins = {q: r for q, r in stand_in.items() if r}
+    for name, what in (("ours", ours), ("notes", notes), ("ci", ci), ("stand_in", stand_ins)):
         unknown = [q for q in what if q not in known]
         if unknown:
             raise config_error(f"{name}[{unknown[0]!r}]", what[unknown[0]],
@@ -220,15 +347,17 @@ def compare(
     for _, r in rows.iterrows():
         q = r["quantity"]
         val = ours[q]
-        if q in tolerances:
-            tol = tolerances[q]
-            require(isinstance(tol, (int, float, np.floating)) and math.isfinite(float(tol))
-                    and tol >= 0, f"tolerances[{q!r}]", tol, "must be a finite number >= 0")
-            r = r.copy()
-            r["tolerance"] = float(tol)
         qualitative = bool(r["qualitative"])
         note = notes.get(q, "")
         ratio = math.nan
+        half = 0.0
+        if q in ci or isinstance(val, Measured):
+            half = ci[q] if q in ci else val.ci
+            require(isinstance(half, (int, float, np.integer, np.floating))
+                    and not isinstance(half, (bool, np.bool_)) and math.isfinite(float(half))
+                    and half >= 0, f"ci[{q!r}]", half, "must be a finite number >= 0 "
+                    "(our 95 % confidence half-width, in the paper's unit)")
+            half = float(half)
         if isinstance(val, NotReproducible):
             note = "; ".join(x for x in (val.reason, note) if x)
             shown: Any = None
@@ -243,12 +372,18 @@ def compare(
             shown = float(val)
             if r["paper_value"] != 0:
                 ratio = shown / r["paper_value"]
+        numeric = not qualitative and not isinstance(val, NotReproducible)
+        tol = combined_tolerance(r["tolerance"], r["basis"], half) if numeric else math.nan
+        v = verdict(r["paper_value"], val, tol)
+        if q in stand_ins and v != NOT_REPRODUCIBLE:
+            note = "; ".join(x for x in (f"scaled-down stand-in ({stand_ins[q]}); at this scale "
+                                         f"the rule gives: {v}", note) if x)
+            v = STAND_IN
         out.append({
             "item": item, "quantity": q, "paper": r["paper_value"], "ours": shown,
-            "unit": r["unit"], "ratio": ratio,
-            # a qualitative claim holds or not: no tolerance applies
-            "tolerance": math.nan if qualitative or isinstance(val, NotReproducible) else r["tolerance"],
-            "verdict": verdict(r["paper_value"], val, r["tolerance"]), "note": note,
+            "unit": r["unit"], "ratio": ratio, "tolerance": tol,
+            "basis": _basis_text(r["basis"], r["tolerance"], half) if numeric else "",
+            "verdict": v, "note": note,
         })
     df = pd.DataFrame(out, columns=list(TABLE_COLUMNS))
     df["ours"] = pd.Series([r["ours"] for r in out], dtype=object, index=df.index)
@@ -256,7 +391,8 @@ def compare(
 
 
 def summary_line(table: pd.DataFrame) -> str:
-    """``"12 reproduced, 2 close, 1 differs, 2 not reproducible here"`` for a verdict table."""
+    """``"12 reproduced, 2 close, 1 differs, 3 stand-in, 2 not reproducible here"`` for a
+    verdict table; a stand-in row counts as a stand-in whatever its number, never as reproduced."""
     require(isinstance(table, pd.DataFrame) and "verdict" in table.columns, "table",
             type(table).__name__, "must be a DataFrame with a 'verdict' column (from compare)")
     bad = sorted(set(table["verdict"]) - set(VERDICTS))
@@ -279,14 +415,15 @@ def _fmt_value(v: Any) -> str:
 
 def style_table(df: pd.DataFrame) -> "Styler":
     """A pandas Styler for a verdict table: verdict cells coloured, numbers to 4 significant
-    digits, qualitative claims shown as holds/fails, missing values as a dash, no index."""
+    digits, tolerances as ``±`` half-widths in the row's unit, qualitative claims shown as
+    holds/fails, missing values as a dash, no index."""
     require(isinstance(df, pd.DataFrame), "df", type(df).__name__, "must be a pandas DataFrame")
     disp = df.copy()
     if "paper" in disp.columns:
         disp["paper"] = [("claim" if isinstance(p, float) and math.isnan(p) else p)
                          for p in disp["paper"]]
     if "tolerance" in disp.columns:
-        disp["tolerance"] = [f"{100 * t:.3g} %" if isinstance(t, float) and math.isfinite(t)
+        disp["tolerance"] = [(_fmt_width(t) if t > 0 else "0") if isinstance(t, float) and math.isfinite(t)
                              else _fmt_value(t) for t in disp["tolerance"]]
     disp = disp.astype(object)
 
@@ -299,15 +436,16 @@ def style_table(df: pd.DataFrame) -> "Styler":
     sty = disp.style.format(_fmt_value).hide(axis="index").set_uuid(f"verdicts-{uid}")
     if "verdict" in disp.columns:
         sty = sty.map(colour, subset=["verdict"])
-    # a compact table whose free-text note gets room to read, instead of a one-word column
+    # a compact table that fits the content column: free text and long names wrap, numbers not
     sty = sty.set_table_styles([
-        {"selector": "", "props": "font-size: 0.85em; border-collapse: collapse"},
+        {"selector": "", "props": "font-size: 0.85em; border-collapse: collapse; max-width: 100%"},
         {"selector": "td, th", "props": "padding: 2px 6px; vertical-align: top"},
     ])
+    wrap = [c for c in ("quantity", "basis", "note") if c in disp.columns]
+    if wrap:
+        sty = sty.set_properties(subset=wrap, **{"overflow-wrap": "anywhere", "text-align": "left"})
     if "note" in disp.columns:
-        sty = sty.set_properties(subset=["note"], **{"min-width": "18em", "text-align": "left"})
-    if "quantity" in disp.columns:
-        sty = sty.set_properties(subset=["quantity"], **{"white-space": "nowrap"})
+        sty = sty.set_properties(subset=["note"], **{"min-width": "14em"})
     return sty.set_table_attributes('class="infsched-verdicts"')
 
 

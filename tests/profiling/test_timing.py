@@ -83,16 +83,19 @@ def test_summary_statistics():
 
 def test_timing_of_a_model_with_known_latency():
     """A model that sleeps 2 ms per item: every timing is at least that (sleep never returns
-    early) and the median within 3 ms of it (a loaded 2-core CI machine oversleeps by well under
-    a millisecond typically; 3 ms leaves room for a busy neighbour)."""
+    early: the timer never under-counts), and all the timings together are no more than the wall
+    time that passed around them (it never over-counts). How far above 2 ms a call lands depends
+    on the machine's load, so that is not asserted."""
     s = ProfileSettings(batch_sizes=(1, 4, 8), device="cpu", warmup=1, reps=7, min_reps=7)
+    t0 = time.perf_counter()
     df = profile_model(Sleeper(), sleeper_input, s, name="sleeper")
+    wall_ms = (time.perf_counter() - t0) * 1e3
     assert list(df.columns) == list(RAW_COLUMNS)
     assert df["batch"].tolist() == [1, 4, 8]
     assert (df["n_samples"] == 7).all()
     want = SLEEP_MS_PER_ITEM * df["batch"]
     assert (df["min_ms"] >= want - 1e-6).all()
-    assert (df["p50_ms"] - want).abs().max() < 3.0
+    assert (df["mean_ms"] * df["n_samples"]).sum() <= wall_ms
     stats = df[["min_ms", "p50_ms", "p95_ms", "p99_ms", "max_ms"]].to_numpy()
     assert (np.diff(stats, axis=1) >= 0).all()
     assert (df["device"] == "cpu").all() and (df["precision"] == "fp32").all()

@@ -3,7 +3,6 @@ memory and affinity constraints, the time-limit fallback and the K = 200 scale c
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pytest
@@ -51,9 +50,7 @@ def test_aggregate_a_million_streams():
     S, K = 1_000_000, 1000
     m = np.arange(S) % K
     r = rng.lognormal(0, 2.4, S)
-    t0 = time.perf_counter()
-    agg = herd.aggregate(m, r, K)
-    assert time.perf_counter() - t0 < 1.0
+    agg = herd.aggregate(m, r, K)  # its speed is benchmarked, not asserted here
     assert agg.shape == (K,)
     assert agg.sum() == pytest.approx(r.sum())
     assert agg[7] == pytest.approx(r[7::K].sum())
@@ -165,7 +162,9 @@ def test_a20_k200_ten_groups():
     reported by the chapter, not asserted here."""
     K = 200
     n = _lognormal_needs(K, seed=0)
-    plan = herd.herd_l(n, K, K // 10, time_limit=20, mip_rel_gap=0.01, lpt_shortcut=False)
+    # limited by nodes, not seconds: the same plan and status on a busy machine
+    plan = herd.herd_l(n, K, K // 10, time_limit=None, node_limit=20_000, mip_rel_gap=0.01,
+                       lpt_shortcut=False)
     assert plan.sizes.tolist() == [20] * 10
     assert plan.status == "optimal" and plan.gap <= 0.01
     assert plan.milp_t >= 0.99 * plan.lpt_t               # the MILP alone is within 1% of LPT
@@ -203,11 +202,22 @@ def test_variable_sizes_at_least_fixed():
 
 
 def test_table5_point_small():
-    row = herd.table5_point(50, seed=0, time_limit=10)
+    row = herd.table5_point(50, seed=0)
     assert row["streams"] == 50_000
-    assert row["aggregation_s"] < 1.0
     assert row["t"] >= row["lpt_t"] * (1 - 1e-12)
-    assert row["status"] in ("optimal", "time_limit")
+    assert row["status"] == "optimal" and row["gap"] <= 0.01
+    again = herd.table5_point(50, seed=0)   # node-limited: the same plan whatever the load
+    assert (again["t"], again["gap"], again["source"]) == (row["t"], row["gap"], row["source"])
+
+
+def test_node_limit_arguments():
+    n = _lognormal_needs(20, seed=0)
+    with pytest.raises(ConfigError, match="node_limit = 0"):
+        herd.herd_l(n, 20, 10, node_limit=0)
+    with pytest.raises(ConfigError, match="node_limit = 5: applies to fixed sizes only"):
+        herd.herd_l(n, 20, 10, node_limit=5, variable_sizes=True)
+    with pytest.raises(ConfigError, match="time_limit = -1"):
+        herd.herd_l(n, 20, 10, time_limit=-1)
 
 
 def test_lpt_shortcut_certifies_with_the_lp_bound():
