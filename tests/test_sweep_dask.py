@@ -170,6 +170,31 @@ def test_interrupted_local_processes_resume(tmp_path):
     pd.testing.assert_frame_equal(df, run_sweep(simulate, g, cache_dir=False))
 
 
+def test_killed_sweep_stops_its_workers(tmp_path):
+    """SIGKILL the process running a sweep on two local processes: its workers notice that their
+    parent is gone and stop, writing nothing more to the cache (no orphans)."""
+    import psutil
+
+    c, cache = tmp_path / "calls", tmp_path / "cache"
+    code = SCRIPT.format(here=str(HERE), counter=str(c), cache=str(cache), n_jobs=2)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not list(cache.rglob("*.pkl")):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the subprocess did not get going"
+        time.sleep(0.01)
+    workers = [p for p in psutil.Process(proc.pid).children(recursive=True)
+               if "loky" in " ".join(p.cmdline()) and "tracker" not in " ".join(p.cmdline())]
+    assert len(workers) == 2
+    proc.kill()
+    proc.communicate(timeout=60)
+    _, alive = psutil.wait_procs(workers, timeout=60)
+    assert not alive
+    kept = sorted(cache.rglob("*.pkl"))
+    time.sleep(0.7)  # longer than a point: a worker that went on would have written by now
+    assert sorted(cache.rglob("*.pkl")) == kept and len(kept) < 6
+
+
 DASK_SCRIPT = """
 import sys
 sys.path.insert(0, {here!r})

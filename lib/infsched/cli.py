@@ -27,7 +27,8 @@ import sys
 from typing import Any, NoReturn, Sequence
 
 from .errors import ConfigError, InfeasibleError
-from .runner import SCALES, ChapterFailed, list_chapters, refresh_nbval, run_chapter
+from .runner import (SCALES, ChapterFailed, ChapterInterrupted, list_chapters, refresh_nbval,
+                     run_chapter)
 
 __all__ = ["main", "parse_param", "parse_values", "parse_seeds"]
 
@@ -276,6 +277,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``infsched`` console script; returns the exit status."""
+    _sigterm_interrupts()
     try:
         args = _parser().parse_args(argv)
         if getattr(args, "scale", None) is not None and args.scale not in SCALES:
@@ -287,9 +289,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         msg = " ".join(str(exc).split())
         print(f"infsched: error: {msg}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("infsched: error: interrupted", file=sys.stderr)
+    except ChapterInterrupted as exc:
+        print(f"infsched: {exc}", file=sys.stderr)
         return 130
+    except KeyboardInterrupt:
+        print("infsched: interrupted; finished points are kept in the cache and a rerun reuses them",
+              file=sys.stderr)
+        return 130
+
+
+def _sigterm_interrupts() -> None:
+    """SIGTERM stops a command as Ctrl-C does (KeyboardInterrupt, exit status 130), so that what
+    it started is stopped and what it finished is kept."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, handler)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -84,25 +84,60 @@ def _terminate(procs: list[Any]) -> None:
             p.terminate()
 
 
+def _ppid(p: Any) -> int | None:
+    import psutil
+
+    try:
+        return int(p.ppid())
+    except psutil.Error:
+        return None
+
+
+def _interrupt(procs: list[Any]) -> None:
+    import signal
+
+    import psutil
+
+    for p in procs:
+        with contextlib.suppress(psutil.Error):
+            p.send_signal(signal.SIGINT)
+
+
 def _reap(procs: list[Any], grace: float = 5.0) -> None:
     """Wait up to ``grace`` seconds for ``procs`` to end after SIGTERM, then SIGKILL the rest."""
     import psutil
 
-    _, alive = psutil.wait_procs(procs, timeout=grace)
-    for p in alive:
-        with contextlib.suppress(psutil.Error):
-            p.kill()
-    psutil.wait_procs(alive, timeout=grace)
+    import time
+
+    def running(p: Any) -> bool:
+        try:
+            if p.status() == psutil.STATUS_ZOMBIE:
+                with contextlib.suppress(psutil.Error, ChildProcessError):
+                    p.wait(timeout=0)  # reap our own child
+                return False
+            return bool(p.is_running())
+        except psutil.Error:
+            return False
+
+    for kill in (False, True):
+        if kill:
+            for p in procs:
+                with contextlib.suppress(psutil.Error):
+                    p.kill()
+        end = time.monotonic() + grace
+        while (procs := [p for p in procs if running(p)]) and time.monotonic() < end:
+            time.sleep(0.05)  # psutil.wait_procs polls non-children ever more slowly
 
 
 @contextlib.contextmanager
 def _stop_on_signal(name: str) -> Iterator[None]:
     """Run the block (a chapter's execution) so that SIGINT or SIGTERM stops it cleanly: the
-    first signal terminates every process started inside the block (the kernel, in its own
-    session, and its sweep workers), the block's exceptions are replaced by one
-    :class:`ChapterInterrupted`, and any process still alive after a grace period is killed.
-    Further signals while stopping are ignored. Outside the main thread this does nothing
-    (Python delivers signals only there)."""
+    first signal interrupts the kernel (in its own session, so a terminal's Ctrl-C does not
+    reach it) and stops the block; papermill shuts the kernel down; every process started inside
+    the block that is still alive then (the kernel's sweep workers) gets SIGTERM, and SIGKILL
+    after a grace period; the block's exceptions are replaced by one :class:`ChapterInterrupted`.
+    A second signal while stopping terminates them at once. Outside the main thread this does
+    nothing (Python delivers signals only there)."""
     import signal
     import threading
 
@@ -113,11 +148,15 @@ def _stop_on_signal(name: str) -> Iterator[None]:
     state: dict[str, Any] = {"signal": None, "procs": []}
 
     def handler(signum: int, frame: Any) -> None:
-        if state["signal"] is not None:
-            return  # already stopping
+        if state["signal"] is not None:  # a second signal while stopping: stop at once
+            _terminate(state["procs"] + _descendants(before))
+            return
         state["signal"] = signum
         state["procs"] = _descendants(before)  # now, before the kernel's children are orphaned
-        _terminate(state["procs"])
+        # the kernel (our new direct child) gets SIGINT: its cell stops, its sweep stops its
+        # workers and cleans up; papermill then shuts the kernel down (killing its process
+        # group if it does not answer), and whatever is left is terminated below
+        _interrupt([p for p in state["procs"] if _ppid(p) == os.getpid()])
         raise KeyboardInterrupt
 
     signals = [signal.SIGINT, signal.SIGTERM]
@@ -145,11 +184,11 @@ def _stop_on_signal(name: str) -> Iterator[None]:
 
     # nbclient leaves a task whose exception (the interrupted cell) asyncio would log at exit
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
-    from .sweep import default_cache_dir
-
+    # infsched.sweep.default_cache_dir, without importing pandas here
+    cache = os.environ.get("INFSCHED_CACHE") or str(Path.home() / ".cache" / "infsched")
     raise ChapterInterrupted(
         f"chapter {name!r} interrupted by {signal.Signals(state['signal']).name}: its kernel and "
-        f"workers are stopped; finished sweep points are kept in the cache ({default_cache_dir()}) "
+        f"workers are stopped; finished sweep points are kept in the cache ({cache}) "
         "and a rerun reuses them") from None
 
 
@@ -425,6 +464,30 @@ def _ran_any_cell(path: Path) -> bool:
     return any(c.cell_type == "code" and c.get("execution_count") for c in nb.cells)
 
 
+def _logged_kernel_manager(log: Path) -> type:
+    """A kernel manager whose kernel writes its own stdout and stderr (and its sweep workers')
+    to ``log``, not to this process's terminal: what a cell prints is in the notebook, and the
+    kernel's messages while it is stopped (asyncio's, loky's) would otherwise follow the one
+    line that ``infsched run`` prints on an interrupt. The file is removed when empty."""
+    from jupyter_client import AsyncKernelManager
+
+    class LoggedKernelManager(AsyncKernelManager):
+        async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with open(log, "ab") as f:  # the kernel holds its own copy of the descriptor
+                kw.setdefault("stdout", f)
+                kw.setdefault("stderr", f)
+                await super()._async_launch_kernel(kernel_cmd, **kw)
+
+        async def _async_cleanup_resources(self, restart: bool = False) -> None:
+            await super()._async_cleanup_resources(restart=restart)
+            with contextlib.suppress(OSError):
+                if log.stat().st_size == 0:
+                    log.unlink()
+
+    return LoggedKernelManager
+
+
 def _execute(info: ChapterInfo, params: dict[str, Any], kernel: str, timeout: float | None,
              scale: str | None, out: Path, figures: Path, out_nb: Path) -> None:
     import jupytext
@@ -444,6 +507,7 @@ def _execute(info: ChapterInfo, params: dict[str, Any], kernel: str, timeout: fl
                     str(src), str(out_nb), parameters=params, kernel_name=kernel,
                     cwd=str(info.path.parent), progress_bar=False, log_output=False,
                     execution_timeout=timeout, config=_kernel_config(),
+                    kernel_manager_class=_logged_kernel_manager(out / "kernel.log"),
                 )
             except pm.PapermillExecutionError as exc:
                 raise ChapterFailed(

@@ -200,8 +200,61 @@ def _evaluate(fn: Callable[..., Any], point: dict[str, Any], path: Path | None) 
     """Compute one point and, if ``path`` is given, persist it atomically before returning."""
     result = _compute(fn, point)
     if path is not None:
+        if _orphaned():
+            os._exit(1)  # the sweep that asked for this point is gone: write nothing
         _save(path, result)
     return result
+
+
+#: in a worker process: the pid of the process that ran the sweep (set by :func:`_worker_guard`)
+_PARENT: int | None = None
+
+
+def _orphaned() -> bool:
+    return _PARENT is not None and os.getppid() != _PARENT
+
+
+def _worker_guard(parent: int) -> None:
+    """In a worker process of a local sweep (``parent`` is the pid of the process that runs the
+    sweep): once per process, a daemon thread that ends the worker as soon as that process is
+    gone (a killed ``infsched run`` or kernel), so that no orphan goes on computing or writing
+    to the cache; :func:`_evaluate` also checks before each write."""
+    global _PARENT
+    if os.getpid() == parent or _PARENT == parent:
+        return
+    _PARENT = parent
+    if os.getppid() != parent:  # already orphaned, or not the sweep's own child
+        if os.getppid() == 1 or not _alive(parent):
+            os._exit(1)
+        _PARENT = None  # started by something else (a forkserver): no guard
+        return
+    import threading
+    import time
+
+    def watch() -> None:
+        while True:
+            if os.getppid() != parent:
+                os._exit(1)
+            time.sleep(0.25)
+
+    threading.Thread(target=watch, name="infsched-parent-watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _guarded_attempt(parent: int, fn: Callable[..., Any], point: dict[str, Any], path: Path | None,
+                     record: bool) -> Any:
+    """:func:`_attempt` in a worker process, which stops when ``parent`` (the sweep) dies."""
+    _worker_guard(parent)
+    return _attempt(fn, point, path, record)
 
 
 def _attempt(fn: Callable[..., Any], point: dict[str, Any], path: Path | None, record: bool) -> Any:
@@ -517,7 +570,8 @@ def run_sweep(
                 from joblib import Parallel, delayed
 
                 par = Parallel(n_jobs=n_jobs, return_as="generator", batch_size=1)
-                done = par(delayed(_attempt)(fn, points[i], paths[i], record) for i in todo)
+                done = par(delayed(_guarded_attempt)(os.getpid(), fn, points[i], paths[i], record)
+                           for i in todo)
                 for i, res in zip(todo, done):
                     results[i] = res
                     bar.update(res)
