@@ -1,0 +1,100 @@
+"""Figures of the head-to-head chapter: metric against load, and each contender's frontier.
+
+Every function draws on given matplotlib axes from a :func:`.experiments.with_ci` table, in the
+book's theme and policy styles (:mod:`infsched.plotting`), with labelled axes and units.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .. import plotting
+from .experiments import LABELS
+
+__all__ = ["AXIS_LABELS", "STYLES", "metric_vs_load", "frontier_plot", "zoo_plot"]
+
+#: metric column -> axis label with its unit
+AXIS_LABELS = {
+    "attainment": "SLO attainment (share)",
+    "accuracy_served": "accuracy per on-time query (%)",
+    "accuracy_per_arrival": "accuracy per arrival, late = 0 (%)",
+    "goodput_qps": "goodput (on-time queries/s)",
+    "mean_latency_ms": "mean latency (ms)",
+    "p99_latency_ms": "p99 latency (ms)",
+    "load": "load ρ (share of capacity)",
+}
+
+
+#: one distinct style per contender (the book's shared table gives TAD and Jellyfish the same
+#: colour, and has no entry for the neutral baselines)
+STYLES = {
+    "most-accurate": plotting.PolicyStyle(plotting.PALETTE[7], plotting.DOTTED, "v"),
+    "fastest": plotting.PolicyStyle(plotting.PALETTE[5], plotting.DOTTED, "D"),
+    "slack-accurate": plotting.PolicyStyle(plotting.PALETTE[2], plotting.SOLID, "^"),
+    "batch-greedy": plotting.PolicyStyle(plotting.PALETTE[0], plotting.SOLID, "s"),
+    "tad": plotting.PolicyStyle(plotting.PALETTE[3], plotting.DASHED, "o"),
+    "tad-batch": plotting.PolicyStyle(plotting.PALETTE[4], plotting.DASHED, "P"),
+    "jellyfish+": plotting.PolicyStyle(plotting.PALETTE[1], plotting.DASHDOT, "x"),
+}
+
+
+def _style(contender: str) -> dict:
+    st = STYLES.get(contender)
+    return (st or plotting.policy_style(LABELS[contender])).kw
+
+
+def metric_vs_load(summary: pd.DataFrame, metric: str, axes: Sequence, workloads: Sequence[str],
+                   log: bool = False, slo_ms: float | None = None) -> None:
+    """One panel per workload: ``metric`` (mean and CI over seeds) against load, per contender.
+    Goodput panels show the offered load (every query on time) as a thin line; p99 panels the
+    SLO when given."""
+    for ax, wl in zip(axes, workloads):
+        g = summary[summary["workload"] == wl]
+        for c, gc in g.groupby("contender", sort=False):
+            gc = gc.sort_values("load")
+            y = gc[metric].to_numpy(float)
+            hw = gc.get(f"{metric}_halfwidth", pd.Series(np.zeros(len(gc)))).to_numpy(float)
+            ax.errorbar(gc["load"], y, yerr=np.where(np.isfinite(hw), hw, 0), label=LABELS[c],
+                        capsize=2, markersize=4, **_style(c))
+        if metric == "goodput_qps" and "rate_qps" in g.columns:
+            off = g.groupby("load")["rate_qps"].mean()
+            ax.plot(off.index, off.to_numpy(), color="black", linewidth=0.8, marker="",
+                    label="offered load")
+        if metric.endswith("latency_ms") and slo_ms is not None:
+            ax.axhline(slo_ms, color="black", linestyle=":", linewidth=0.8)
+        if log:
+            ax.set_yscale("log")
+        plotting.label_axes(ax, AXIS_LABELS["load"], AXIS_LABELS[metric], title=wl)
+
+
+def frontier_plot(summary: pd.DataFrame, x: str, y: str, axes: Sequence,
+                  panels: Sequence[tuple[str, float]], log_x: bool = False) -> None:
+    """One panel per (workload, load): each contender's points over its own knob, joined in
+    knob order (TAD by a*, the others by the SLO they plan for)."""
+    for ax, (wl, load) in zip(axes, panels):
+        g = summary[(summary["workload"] == wl) & (summary["load"] == load)]
+        for c, gc in g.groupby("contender", sort=False):
+            gc = gc.sort_values("a_star" if c.startswith("tad") else "slo_factor")
+            ax.plot(gc[x], gc[y], label=LABELS[c], markersize=5, linewidth=1, **_style(c))
+        if log_x:
+            ax.set_xscale("log")
+        plotting.label_axes(ax, AXIS_LABELS[x], AXIS_LABELS[y], title=f"{wl}, ρ = {load:g}")
+
+
+def zoo_plot(zoo, slo_ms: float, ax) -> None:
+    """The zoo: accuracy against batch-1 latency, the Pareto front joined, the SLO marked."""
+    from ..profiles import pareto_mask
+
+    l1 = zoo.latency_ms[:, 0]
+    front = pareto_mask(l1, zoo.accuracy)
+    ax.scatter(l1[~front], zoo.accuracy[~front], color=plotting.PALETTE[7], s=18, label="dominated")
+    o = np.argsort(l1[front])
+    ax.plot(l1[front][o], zoo.accuracy[front][o], color=plotting.PALETTE[0], marker="o",
+            label="Pareto front")
+    ax.axvline(slo_ms, color="black", linestyle=":", label=f"SLO {slo_ms:g} ms")
+    ax.set_xscale("log")
+    ax.legend(fontsize=8)
+    plotting.label_axes(ax, "latency at batch 1, l(m, 1) (ms)", "ImageNet top-1 accuracy (%)")
