@@ -65,15 +65,34 @@ def default_processes(n_jobs: int | None = None, *, name: str = "n_jobs") -> int
     ``min(2, cores)``; a given value must be a positive integer (``name`` is the caller's name
     for it, for the error)."""
     if n_jobs is None:
-        n_jobs = int(os.environ.get("INFSCHED_WORKERS", min(2, os.cpu_count() or 1)))
-    require(isinstance(n_jobs, int) and n_jobs >= 1, name, n_jobs, "must be a positive integer")
-    return n_jobs
+        return env_workers()
+    require(isinstance(n_jobs, (int, np.integer)) and not isinstance(n_jobs, bool) and n_jobs >= 1,
+            name, n_jobs, "must be a positive integer")
+    return int(n_jobs)
+
+
+def env_workers() -> int:
+    """``$INFSCHED_WORKERS`` (a positive integer) if set, else ``min(2, cores)``; a ConfigError
+    naming the variable otherwise."""
+    raw = os.environ.get("INFSCHED_WORKERS")
+    if raw is None or not raw.strip():
+        return min(2, os.cpu_count() or 1)
+    try:
+        n = int(raw.strip())
+    except ValueError:
+        n = 0
+    require(n >= 1, "INFSCHED_WORKERS", raw, "must be a positive integer (the processes a sweep "
+            "uses; unset it for the default, 2)")
+    return n
 
 
 def point_seed(seed: int, *key: float) -> int:
     """A seed per sweep point, from the experiment's ``seed`` and the point's coordinates: every
     method simulated at that point shares it (common random numbers), and it does not depend on
     which other points the sweep holds."""
+    require(not isinstance(seed, bool) and isinstance(seed, (int, np.integer, float, np.floating))
+            and float(seed).is_integer() and seed >= 0, "seed", seed,
+            "must be a non-negative integer (a fractional seed is not truncated)")
     words = [int(seed)] + [int(round(k * 1000)) for k in key]
     return int(np.random.SeedSequence(words).generate_state(1)[0])
 

@@ -30,6 +30,8 @@ __all__ = ["ProfileSettings", "RAW_COLUMNS", "STAT_COLUMNS", "parse_batch_sizes"
 
 #: the summary columns of one (model, batch) row, in ms (the RAMSIS raw schema)
 STAT_COLUMNS = ("n_samples", "mean_ms", "std_ms", "min_ms", "p50_ms", "p95_ms", "p99_ms", "max_ms")
+#: the largest latency statistic a raw profile may hold (ms): beyond it, a unit or parsing error
+MAX_LATENCY_MS = 1e6
 #: every column of a raw profile CSV
 RAW_COLUMNS = ("task", "model", "batch", *STAT_COLUMNS, "device", "device_name", "threads",
                "precision", "compiled", "input", "torch")
@@ -274,7 +276,12 @@ def read_raw(path: "str | os.PathLike[str]") -> pd.DataFrame:
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"profile file {p}: not found")
-    head = pd.read_csv(p, nrows=0).columns
+    try:
+        head = pd.read_csv(p, nrows=0).columns
+    except Exception as exc:  # empty, binary or not CSV: the file's fault, say which file
+        why = "it is empty" if isinstance(exc, pd.errors.EmptyDataError) else \
+            "it is not text (binary?)" if isinstance(exc, UnicodeDecodeError) else " ".join(str(exc).split())
+        raise ConfigError(f"profile file {p}: cannot be read as a CSV profile: {why}") from None
     cols = tuple(c for c in RAW_COLUMNS if c in head) if set(RAW_COLUMNS[:11]) <= set(head) else RAW_COLUMNS
     df = read_checked_csv(p, cols, "profile file")
     if df.empty:
@@ -287,6 +294,17 @@ def read_raw(path: "str | os.PathLike[str]") -> pd.DataFrame:
             raise ConfigError(f"profile file {p}: line {i + 2} (model {df['model'].iloc[i]!r}): "
                               f"{c} = {str(df[c].iloc[i])!r} must be a finite number >= "
                               f"{1 if c in ('batch', 'n_samples') else 0}")
+        if c in ("batch", "n_samples"):
+            frac = v.to_numpy(dtype=float) % 1 != 0
+            if frac.any():
+                i = int(np.flatnonzero(frac)[0])
+                raise ConfigError(f"profile file {p}: line {i + 2} (model {df['model'].iloc[i]!r}): "
+                                  f"{c} = {str(df[c].iloc[i])!r} must be a whole number")
+        elif (v.to_numpy(dtype=float) > MAX_LATENCY_MS).any():
+            i = int(np.flatnonzero(v.to_numpy(dtype=float) > MAX_LATENCY_MS)[0])
+            raise ConfigError(f"profile file {p}: line {i + 2} (model {df['model'].iloc[i]!r}): "
+                              f"{c} = {str(df[c].iloc[i])!r} ms is not a plausible latency: it "
+                              f"must be at most {MAX_LATENCY_MS:g} ms (a batch taking over 16 minutes)")
         df[c] = v
     df["batch"] = df["batch"].astype(int)
     bad_task = ~df["task"].isin(["image", "text"])
