@@ -112,7 +112,7 @@ def test_tad_configuration_errors():
         ServingConfig(zoo, workers=5, slo_ms=100.0, policy="tad", a_star=76.0, worker_models=workers)
     with pytest.raises(InfeasibleError, match=r"^a_star = 101.0 exceeds the most accurate worker model, 100"):
         ServingConfig(zoo, workers=4, slo_ms=100.0, policy="tad", a_star=101.0, worker_models=workers)
-    with pytest.raises(ConfigError, match=r"^a_star = 76.0: only policy 'tad' takes it"):
+    with pytest.raises(ConfigError, match=r"^a_star = 76.0: only policies 'tad', 'tad-op', 'r-jiq' take it"):
         ServingConfig(zoo, workers=4, slo_ms=100.0, policy="fcfs", a_star=76.0)
     with pytest.raises(ConfigError, match=r"^routing = 'tad'"):
         ServingConfig(zoo, workers=4, slo_ms=100.0, policy="fcfs", queue="per-worker", routing="tad")

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import InfeasibleError, config_error, one_of, require
 from ..profiles import Profile
-from .policies import POLICIES, QUEUES, ROUTINGS, SERVICES, Policy
+from .policies import POLICIES, QUEUES, ROUTINGS, SERVICES, TAD_FAMILY, Policy
 from .zoo import Zoo
 
 __all__ = ["ServingConfig"]
@@ -30,14 +30,16 @@ class ServingConfig:
 
     ``profile``: a profile name, :class:`infsched.profiles.Profile` or :class:`Zoo`.
     ``policy``: a name in :data:`POLICIES`. ``queue`` (``"central"`` or ``"per-worker"``),
-    ``routing`` (``"least-loaded"``, ``"jiq"``, ``"random"``, or ``"tad"`` with policy ``"tad"``;
-    per-worker queues only), ``model``
+    ``routing`` (``"least-loaded"``, ``"jiq"``, ``"random"``; or ``"tad"``, ``"tad-op"``,
+    ``"r-jiq"``, each with its own policy; per-worker queues only), ``model``
     (a model name, or ``"most-accurate"`` / ``"fastest"`` within the SLO at batch 1; for the
     fixed-model policies) and ``max_batch`` default to the policy's own.
     ``service``: ``"deterministic"`` (``l(m, b)``), ``"exponential"`` (mean ``l(m, b)``), or
     ``"jitter"`` (drawn from the profile's measured spread).
-    ``a_star`` and ``worker_models`` (one model name per worker: its server class) are TAD's
-    target and server layout; only policy ``"tad"`` takes them, and it needs both.
+    ``a_star`` and ``worker_models`` (one model name per worker: its server class) are the TAD
+    paper's target and server layout; only its policies (``"tad"``, ``"tad-op"``, ``"r-jiq"``)
+    take them, and they need both. ``class_p`` (one probability per server class, fastest class
+    first) is R-JIQ's routing split p_RJIQ(λ); only ``"r-jiq"`` takes it, and needs it.
     """
 
     profile: "str | Profile | Zoo"
@@ -51,6 +53,7 @@ class ServingConfig:
     service: str = "deterministic"
     a_star: float | None = None
     worker_models: tuple[str, ...] | None = None
+    class_p: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         zoo = Zoo.of(self.profile)
@@ -68,9 +71,11 @@ class ServingConfig:
                 f"takes {fastest_b1:g} ms): no query could meet it")
         queue = pol.queue if self.queue is None else one_of("queue", self.queue, tuple(QUEUES))
         routing = pol.routing if self.routing is None else one_of("routing", self.routing, tuple(ROUTINGS))
-        # TAD's routing reads Δ and the server classes: it comes with policy "tad" only
-        require((routing == "tad") == (self.policy == "tad"), "routing", routing,
-                "'tad' routing is policy 'tad''s own; policy 'tad' routes only that way")
+        # the TAD paper's routings read Δ and the server classes: each comes with its policy only
+        require((routing in TAD_FAMILY or self.policy in TAD_FAMILY) <= (routing == self.policy),
+                "routing", routing, f"{routing!r} routing is policy {routing!r}'s own; policy "
+                f"{self.policy!r} routes only that way" if self.policy in TAD_FAMILY else
+                f"{routing!r} routing is policy {routing!r}'s own")
         one_of("service", self.service, tuple(SERVICES))
         if self.service == "jitter":
             require(zoo.spread is not None, "service", self.service,
@@ -85,16 +90,20 @@ class ServingConfig:
         object.__setattr__(self, "model", model)
         object.__setattr__(self, "slo_ms", float(self.slo_ms))
         # resolved here so a wrong model name fails now, not in the engine
-        if self.policy != "tad":
+        if self.policy not in TAD_FAMILY:
             self.model_index
         self._check_tad()
 
     def _check_tad(self) -> None:
-        tad = self.policy == "tad"
+        tad = self.policy in TAD_FAMILY
         for name in ("a_star", "worker_models"):
             given = getattr(self, name) is not None
             require(given == tad, name, getattr(self, name),
-                    "policy 'tad' needs it" if tad else "only policy 'tad' takes it")
+                    f"policy {self.policy!r} needs it" if tad
+                    else "only policies " + ", ".join(map(repr, TAD_FAMILY)) + " take it")
+        rjiq = self.policy == "r-jiq"
+        require((self.class_p is not None) == rjiq, "class_p", self.class_p,
+                "policy 'r-jiq' needs it" if rjiq else "only policy 'r-jiq' takes it")
         if not tad:
             return
         zoo = self.zoo
@@ -111,6 +120,13 @@ class ServingConfig:
         best = max(float(zoo.accuracy[zoo.names.index(m)]) for m in wm)
         if a > best:
             raise InfeasibleError(f"a_star = {a!r} exceeds the most accurate worker model, {best:g}")
+        if rjiq:
+            n_cls = len(set(wm))
+            p = np.asarray(self.class_p, dtype=float).ravel() if not isinstance(self.class_p, str) else np.empty(0)
+            require(p.size == n_cls and bool(np.all(np.isfinite(p)) and np.all(p >= 0))
+                    and abs(p.sum() - 1.0) <= 1e-9, "class_p", self.class_p,
+                    f"must be {n_cls} probabilities (one per server class, fastest first) summing to 1")
+            object.__setattr__(self, "class_p", tuple(p.tolist()))
         self.layout()  # fails now if the accuracies cannot be held exactly
 
     def layout(self) -> dict[str, np.ndarray]:
@@ -120,11 +136,12 @@ class ServingConfig:
         ``d`` (C,) = a_k − a* as int64 in units of 1/``scale`` (TAD's Δ is exact: a float Δ
         drifts and flips the allowed set, spec tad §3.0)."""
         K = self.workers
-        if self.policy != "tad":
+        none = dict(tup=np.zeros((0, 6), np.int64), cum_p=np.ones(1))
+        if self.policy not in TAD_FAMILY:
             one = np.zeros(K, np.int64)
             return dict(worker_model=np.full(K, self.model_index, np.int64), worker_class=one,
                         cls_start=np.array([0, K], np.int64), cls_members=np.arange(K, dtype=np.int64),
-                        d=np.zeros(1, np.int64), scale=np.array(1.0))
+                        d=np.zeros(1, np.int64), scale=np.array(1.0), **none)
         from ..tad.policies import accuracy_scale
 
         zoo = self.zoo
@@ -138,8 +155,39 @@ class ServingConfig:
         require(scale is not None, "a_star", self.a_star,
                 "it and the models' accuracies must have at most 6 decimals (Δ is kept exact)")
         d = np.array([round(x * scale) for x in acc], np.int64) - round(float(self.a_star) * scale)
+        if self.policy == "tad-op":
+            none["tup"] = self._tadop_tuples(classes, start)
+        if self.policy == "r-jiq":
+            none["cum_p"] = np.cumsum(np.asarray(self.class_p, float))
+            none["cum_p"][-1] = 1.0
         return dict(worker_model=wm, worker_class=wc, cls_start=start, cls_members=members, d=d,
-                    scale=np.array(float(scale)))
+                    scale=np.array(float(scale)), **none)
+
+    def system_params(self):
+        """The TAD paper's :class:`~infsched.tad.model.SystemParams` of the server classes
+        (fastest first): ``mu_k = 1 / l(k, 1)`` per ms, ``a_k``, ``alpha_k`` = share of workers.
+        TAD-OP's tuples and R-JIQ's split are computed on it."""
+        from ..tad.model import SystemParams
+
+        zoo = self.zoo
+        wm = [zoo.names.index(m) for m in self.worker_models]
+        classes = sorted(set(wm), key=lambda m: (zoo.latency_ms[m, 0], m))
+        return SystemParams(mu=tuple(1.0 / float(zoo.latency_ms[m, 0]) for m in classes),
+                            a=tuple(float(zoo.accuracy[m]) for m in classes),
+                            alpha=tuple(wm.count(m) / len(wm) for m in classes))
+
+    def _tadop_tuples(self, classes, start) -> np.ndarray:
+        """TAD-OP's S*_opt as engine rows ``[proper, lo, hi, pick, pos.., neg..]``."""
+        from ..tad.policies import tadop_tuples
+
+        C = len(classes)
+        tups = tadop_tuples(self.system_params(), float(self.a_star))
+        out = np.zeros((len(tups), 4 + 2 * C), np.int64)
+        for t, tp in enumerate(tups):
+            out[t, :4] = (int(tp.proper), tp.lo, tp.hi, tp.pick)
+            out[t, 4:4 + C] = tp.pos_mask
+            out[t, 4 + C:] = tp.neg_mask
+        return out
 
     @property
     def zoo(self) -> Zoo:

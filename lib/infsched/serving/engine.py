@@ -17,8 +17,8 @@ import numpy as np
 from numba import njit
 
 from ..des import heap_pop, heap_push
-from .policies import (QUEUE_CENTRAL, ROUTE_TAD, SERVICE_EXPONENTIAL, SERVICE_JITTER, must_drop,
-                       route, route_tad, select)
+from .policies import (QUEUE_CENTRAL, ROUTE_RJIQ, ROUTE_TAD, ROUTE_TADOP, SERVICE_EXPONENTIAL,
+                       SERVICE_JITTER, must_drop, route, route_rjiq, route_tad, route_tadop, select)
 
 __all__ = ["run"]
 
@@ -41,12 +41,13 @@ def _multiplier(service, svc, k, spread, levels, m, b):
 
 @njit(cache=True)
 def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, worker_model, cap,
-        service, svc, spread, levels, u_route, worker_class, cls_start, cls_members, d,
+        service, svc, spread, levels, u_route, worker_class, cls_start, cls_members, d, tup, cum_p,
         start, finish, model, bsize):
     """Simulate ``arr.size`` queries (arrival times ``arr`` in ms, sorted) on ``K`` workers.
 
     ``worker_model[w]`` is the model a fixed-model policy runs on worker ``w``; the class arrays
-    (``worker_class``, ``cls_start``, ``cls_members``, ``d``) are TAD's server classes (see
+    (``worker_class``, ``cls_start``, ``cls_members``, ``d``) are the TAD paper's server classes,
+    ``tup`` TAD-OP's routing tuples and ``cum_p`` R-JIQ's cumulative class probabilities (see
     :meth:`.config.ServingConfig.layout`). Fills, per query: ``start`` (batch start, or drop
     time), ``finish`` (NaN if dropped), ``model`` (-1 if dropped) and ``bsize`` (its batch's
     size). Returns ``(number of batches, final Δ, min Δ)`` (Δ in ``d``'s units; 0 without TAD).
@@ -92,8 +93,13 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
                         if not busy[v]:
                             w = v
                             break
-            elif routing == ROUTE_TAD:
-                w, k = route_tad(delta, d, cidle, cls_start, cls_members, busy, u_route[i])
+            elif routing == ROUTE_TAD or routing == ROUTE_TADOP or routing == ROUTE_RJIQ:
+                if routing == ROUTE_TAD:
+                    w, k = route_tad(delta, d, cidle, cls_start, cls_members, busy, u_route[i])
+                elif routing == ROUTE_TADOP:
+                    w, k = route_tadop(delta, tup, cidle, cls_start, cls_members, busy, u_route[i])
+                else:
+                    w, k = route_rjiq(cum_p, cidle, cls_start, cls_members, busy, u_route[i])
                 delta += d[k]
                 min_delta = min(min_delta, delta)
                 q = w

@@ -37,6 +37,8 @@ STYLES = {
     "batch-greedy": plotting.PolicyStyle(plotting.PALETTE[0], plotting.SOLID, "s"),
     "tad": plotting.PolicyStyle(plotting.PALETTE[3], plotting.DASHED, "o"),
     "tad-batch": plotting.PolicyStyle(plotting.PALETTE[4], plotting.DASHED, "P"),
+    "tad-op": plotting.PolicyStyle(plotting.PALETTE[9], plotting.DASHED, "s"),
+    "r-jiq": plotting.PolicyStyle(plotting.PALETTE[6], plotting.DASHDOT, "^"),
     "jellyfish+": plotting.PolicyStyle(plotting.PALETTE[1], plotting.DASHDOT, "x"),
 }
 
@@ -77,7 +79,7 @@ def frontier_plot(summary: pd.DataFrame, x: str, y: str, axes: Sequence,
     for ax, (wl, load) in zip(axes, panels):
         g = summary[(summary["workload"] == wl) & (summary["load"] == load)]
         for c, gc in g.groupby("contender", sort=False):
-            gc = gc.sort_values("a_star" if c.startswith("tad") else "slo_factor")
+            gc = gc.sort_values("a_star" if gc["a_star"].notna().any() else "slo_factor")
             ax.plot(gc[x], gc[y], label=LABELS[c], markersize=5, linewidth=1, **_style(c))
         if log_x:
             ax.set_xscale("log")

@@ -20,17 +20,19 @@ from dataclasses import dataclass
 
 from numba import njit
 
-__all__ = ["Policy", "POLICIES", "ROUTINGS", "QUEUES", "SERVICES",
-           "route", "route_tad", "select", "must_drop"]
+__all__ = ["Policy", "POLICIES", "ROUTINGS", "QUEUES", "SERVICES", "TAD_FAMILY",
+           "route", "route_tad", "route_tadop", "route_rjiq", "select", "must_drop"]
 
 # queue disciplines
 QUEUE_CENTRAL, QUEUE_PER_WORKER = 0, 1
 QUEUES = {"central": QUEUE_CENTRAL, "per-worker": QUEUE_PER_WORKER}
 
 # routing on arrival (per-worker queues)
-ROUTE_LEAST_LOADED, ROUTE_JIQ, ROUTE_RANDOM, ROUTE_TAD = 0, 1, 2, 3
+ROUTE_LEAST_LOADED, ROUTE_JIQ, ROUTE_RANDOM, ROUTE_TAD, ROUTE_TADOP, ROUTE_RJIQ = 0, 1, 2, 3, 4, 5
 ROUTINGS = {"least-loaded": ROUTE_LEAST_LOADED, "jiq": ROUTE_JIQ, "random": ROUTE_RANDOM,
-            "tad": ROUTE_TAD}
+            "tad": ROUTE_TAD, "tad-op": ROUTE_TADOP, "r-jiq": ROUTE_RJIQ}
+#: the TAD paper's policies: server classes (one model per worker), routing on arrival only
+TAD_FAMILY = ("tad", "tad-op", "r-jiq")
 
 # model and batch selection when a worker is free
 SELECT_FIXED, SELECT_SLACK_ACCURATE, SELECT_BATCH_GREEDY = 0, 1, 2
@@ -84,6 +86,17 @@ POLICIES: dict[str, Policy] = {p.name: p for p in (
     # ``max_batch`` > 1 lets each worker batch what is queued at it (spec headtohead §3).
     Policy("tad", SELECT_FIXED, "per-worker", "tad", "worker", 1,
            constraint="the accuracy of the routed queries averages >= a* after every arrival"),
+    # TAD-OP (TAD paper Algorithm 2; infsched.tad.policies.TADOP): walk the LP's routing tuples
+    # S*_opt by ascending v and route by the first whose classes have idle (q > 0) and busy
+    # (q < 0) servers; a proper pair goes to its less accurate class when Δ > 0, else the more
+    # accurate; no routable tuple: the most accurate class with an idle server; none idle: a
+    # uniform class, then a uniform worker of it. Needs no λ.
+    Policy("tad-op", SELECT_FIXED, "per-worker", "tad-op", "worker", 1,
+           constraint="routes by the first routable tuple of S*_opt (Algorithm 2)"),
+    # R-JIQ (TAD paper eq. 4; infsched.tad.policies.RJIQ): class ~ Categorical(p_RJIQ(λ)), then
+    # join an idle server of that class, else a uniform one. Needs λ (``class_p``).
+    Policy("r-jiq", SELECT_FIXED, "per-worker", "r-jiq", "worker", 1,
+           constraint="the class of each arrival is drawn from p_RJIQ(λ)"),
 )}
 
 
@@ -145,6 +158,67 @@ def route_tad(delta, d, cidle, cls_start, cls_members, busy, u):
             idx -= 1
     size = cls_start[k + 1] - cls_start[k]
     return cls_members[cls_start[k] + min(int(rest * size), size - 1)], k
+
+
+@njit(cache=True)
+def _idle_or_uniform(k, cidle, cls_start, cls_members, busy, rest):
+    """A worker of class ``k``: its lowest-index idle worker, else the ``floor(rest size)``-th."""
+    if cidle[k] > 0:
+        for j in range(cls_start[k], cls_start[k + 1]):
+            if not busy[cls_members[j]]:
+                return cls_members[j]
+    size = cls_start[k + 1] - cls_start[k]
+    return cls_members[cls_start[k] + min(int(rest * size), size - 1)]
+
+
+@njit(cache=True)
+def route_tadop(delta, tup, cidle, cls_start, cls_members, busy, u):
+    """TAD-OP's routing (TAD paper Algorithm 2, spec tad §3.3) over classes fastest first.
+
+    ``tup`` holds one row per tuple of S*_opt in ascending v: ``[proper, lo, hi, pick,
+    pos_0..pos_{C-1}, neg_0..neg_{C-1}]`` (see :meth:`.config.ServingConfig.layout`); ``delta``
+    is Δ in exact integer units. Returns (worker, class).
+    """
+    C = cidle.size
+    for t in range(tup.shape[0]):
+        if tup[t, 0] == 1:
+            lo = tup[t, 1]
+            hi = tup[t, 2]
+            k = lo if delta > 0 else hi  # Δ == 0 → hi, as written
+            routable = cidle[lo] > 0 and cidle[hi] > 0
+        else:
+            k = tup[t, 3]
+            routable = True
+            for c in range(C):
+                size = cls_start[c + 1] - cls_start[c]
+                if (tup[t, 4 + c] == 1 and cidle[c] == 0) or (tup[t, 4 + C + c] == 1 and cidle[c] == size):
+                    routable = False
+                    break
+        if routable:
+            return _idle_or_uniform(k, cidle, cls_start, cls_members, busy, 0.0), k
+    for k in range(C - 1, -1, -1):  # "for k ← K:1": the most accurate class with an idle server
+        if cidle[k] > 0:
+            return _idle_or_uniform(k, cidle, cls_start, cls_members, busy, 0.0), k
+    x = u * C
+    k = min(int(x), C - 1)
+    return _idle_or_uniform(k, cidle, cls_start, cls_members, busy, x - k), k
+
+
+@njit(cache=True)
+def route_rjiq(cum_p, cidle, cls_start, cls_members, busy, u):
+    """R-JIQ (TAD paper eq. 4): class ``k`` the first with ``u < cum_p[k]``, then an idle
+    worker of it, else a uniform one (from the uniform's remainder). Returns (worker, class)."""
+    C = cum_p.size
+    k = C - 1
+    lo = 0.0
+    for c in range(C):
+        if u < cum_p[c]:
+            k = c
+            break
+        lo = cum_p[c]
+    hi = cum_p[k]
+    rest = (u - lo) / (hi - lo) if hi > lo else 0.0
+    return _idle_or_uniform(k, cidle, cls_start, cls_members, busy, min(max(rest, 0.0), 1.0)), k
 
 
 @njit(cache=True)

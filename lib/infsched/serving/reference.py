@@ -42,6 +42,8 @@ class _System:
         self.classes = [[int(w) for w in lay["cls_members"][lay["cls_start"][k]:lay["cls_start"][k + 1]]]
                         for k in range(lay["cls_start"].size - 1)]
         self.d = [int(x) for x in lay["d"]]
+        self.tuples = lay["tup"].tolist()   # TAD-OP: [proper, lo, hi, pick, pos.., neg..]
+        self.cum_p = lay["cum_p"].tolist()  # R-JIQ
         self.scale = float(lay["scale"])
         self.delta = self.min_delta = 0
         n = arr.size
@@ -69,10 +71,57 @@ class _System:
         self.min_delta = min(self.min_delta, self.delta)
         return w
 
+    def idle_in(self, k: int) -> list[int]:
+        return [w for w in self.classes[k] if not self.busy[w]]
+
+    def in_class(self, k: int, rest: float) -> int:
+        """An idle worker of class k (the lowest index), else the floor(rest size)-th."""
+        idle = self.idle_in(k)
+        if idle:
+            return idle[0]
+        members = self.classes[k]
+        return members[min(int(rest * len(members)), len(members) - 1)]
+
+    def route_tadop(self, i: int) -> tuple[int, int]:
+        """TAD-OP (TAD paper, Algorithm 2): the first routable tuple of S*_opt."""
+        C = len(self.classes)
+        for row in self.tuples:
+            proper, lo, hi, pick = row[:4]
+            pos, neg = row[4:4 + C], row[4 + C:]
+            if proper:
+                k = lo if self.delta > 0 else hi
+                ok = bool(self.idle_in(lo)) and bool(self.idle_in(hi))
+            else:
+                k = pick
+                ok = all((not pos[c] or self.idle_in(c)) and
+                         (not neg[c] or len(self.idle_in(c)) < len(self.classes[c])) for c in range(C))
+            if ok:
+                return self.in_class(k, 0.0), k
+        for k in reversed(range(C)):
+            if self.idle_in(k):
+                return self.in_class(k, 0.0), k
+        x = self.u[i] * C
+        k = min(int(x), C - 1)
+        return self.in_class(k, x - k), k
+
+    def route_rjiq(self, i: int) -> tuple[int, int]:
+        """R-JIQ (TAD paper eq. 4): a class drawn from p, then JIQ inside it."""
+        u = self.u[i]
+        k = next((c for c, cp in enumerate(self.cum_p) if u < cp), len(self.cum_p) - 1)
+        lo = self.cum_p[k - 1] if k > 0 else 0.0
+        hi = self.cum_p[k]
+        rest = (u - lo) / (hi - lo) if hi > lo else 0.0
+        return self.in_class(k, min(max(rest, 0.0), 1.0)), k
+
     def route(self, i: int) -> int:
         K, rule = self.cfg.workers, self.cfg.routing
         if rule == "tad":
             return self.route_tad(i)
+        if rule in ("tad-op", "r-jiq"):
+            w, k = self.route_tadop(i) if rule == "tad-op" else self.route_rjiq(i)
+            self.delta += self.d[k]
+            self.min_delta = min(self.min_delta, self.delta)
+            return w
         if rule == "least-loaded":
             return min(range(K), key=lambda w: (self.load[w], w))
         idle = [w for w in range(K) if not self.busy[w]]
@@ -92,7 +141,7 @@ class _System:
     def choose(self, queue: list[int], w: int) -> tuple[int, int]:
         cfg, lat, acc = self.cfg, self.zoo.latency_ms, self.zoo.accuracy
         top = min(len(queue), cfg.max_batch)
-        if cfg.spec.name in ("most-accurate", "fastest", "fcfs", "tad"):
+        if cfg.spec.name in ("most-accurate", "fastest", "fcfs", "tad", "tad-op", "r-jiq"):
             return self.worker_model[w], top
         s = self.slack(queue[0])
         fast = self.zoo.fastest

@@ -145,7 +145,7 @@ def simulate(config: ServingConfig, n: int = 100_000, *, rate_qps: float | None 
         arr, config.slo_ms, zoo.latency_ms, by_acc, zoo.fastest, config.workers,
         QUEUES[config.queue], ROUTINGS[config.routing], config.spec.select, lay["worker_model"],
         config.max_batch, SERVICES[config.service], svc, spread, np.asarray(QUANTILE_LEVELS), u,
-        lay["worker_class"], lay["cls_start"], lay["cls_members"], lay["d"],
+        lay["worker_class"], lay["cls_start"], lay["cls_members"], lay["d"], lay["tup"], lay["cum_p"],
         start, finish, model, bsize)
     scale = float(lay["scale"])
     return Result(config, arr, start, finish, model, bsize, int(nb), int(delta) / scale,
