@@ -121,7 +121,24 @@ if IPyNbFile is not None:
             for item in items:
                 if item.cell_num in missing:
                     _fail_after_run(item, path)
+                _fail_on_stderr(item, path)
                 yield item
+
+
+def _fail_on_stderr(item: Any, path: Path) -> None:
+    """Fail a cell that writes to stderr (a warning, a progress bar): the rendered page would
+    show it, and the book build (``nb_output_stderr: error``) fails on it."""
+    run = item.runtest
+
+    def runtest() -> None:
+        run()
+        err = "".join(o.get("text", "") for o in getattr(item, "test_outputs", None) or []
+                      if o.get("output_type") == "stream" and o.get("name") == "stderr")
+        if err:
+            pytest.fail(f"{path.name} cell {item.cell_num} wrote to stderr (the page would show it):\n"
+                        f"{err[:2000]}", pytrace=False)
+
+    item.runtest = runtest
 
 
 def _fail_after_run(item: Any, path: Path) -> None:

@@ -33,3 +33,21 @@ def test_book_builds_without_warnings(tmp_path):
     assert "waterfilling_equals_lp" in scorecard
     assert (html / "tad.html").exists()
     shutil.rmtree(tmp_path / "_build" / ".jupyter_cache", ignore_errors=True)
+
+
+def test_stderr_in_a_cell_fails_the_build_and_no_stored_cell_has_any():
+    """myst-nb turns stderr in an executed cell into an error (`make book` runs -W), and the
+    stored smoke-scale outputs that nbval checks carry none (cheap; the conftest fails any cell
+    that writes to stderr while `make test` executes the chapters)."""
+    import nbformat
+    import yaml
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert config["sphinx"]["config"]["nb_output_stderr"] == "error"
+    noisy = []
+    for path in sorted((ROOT / "tests" / "nbval").glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        noisy += [f"{path.name} cell {i}: {o.get('text', '')[:200]!r}"
+                  for i, c in enumerate(nb.cells) if c.cell_type == "code"
+                  for o in c.get("outputs", []) if o.get("output_type") == "stream" and o.get("name") == "stderr"]
+    assert not noisy, "\n".join(noisy)

@@ -25,7 +25,8 @@ from infsched.profiling.zoo import SHEPHERD_NAMES, check_names, zoo_names
 
 __all__ = ["SCALE_NAMES", "Scale", "SCALES", "get_scale", "measured_path", "measure_live",
            "family_fits", "claims_fig2", "shepherd_table", "claims_shepherd", "ramsis_table",
-           "claims_ramsis", "rerun_chapters", "conclusions_changed", "EXPERIMENTS"]
+           "claims_ramsis", "rerun_chapters", "conclusions_changed", "changed_table", "zoo_table",
+           "EXPERIMENTS"]
 
 SCALE_NAMES = ("smoke", "default", "paper")
 #: where the profile measured on this project's CPU machine is stored (relative to data/)
@@ -46,8 +47,9 @@ class Scale:
 SCALES = {
     # seconds: two small models, three sizes
     "smoke": Scale(("resnet18", "mobilenet_v2"), (1, 2, 4), reps=5, min_reps=3, budget_s=0.3),
-    # the ResNet family of the TAD paper's Fig. 2, about a minute on one core
-    "default": Scale(zoo_names("tad"), (1, 2, 4, 8, 16), reps=20, min_reps=5, budget_s=1.0),
+    # the ResNet family of the TAD paper's Fig. 2 up to batch 8, about 40 CPU seconds on one
+    # core (the chapter's verdicts read the stored profile, not this live measurement)
+    "default": Scale(zoo_names("tad"), (1, 2, 4, 8), reps=10, min_reps=3, budget_s=0.5),
     # the same at every size the RAMSIS artifact's table reaches, with more calls
     "paper": Scale(zoo_names("tad"), (1, 2, 4, 8, 12, 16, 24, 32), reps=40, min_reps=8, budget_s=3.0),
 }
@@ -210,6 +212,44 @@ def rerun_chapters(profile: "str | os.PathLike[str]", *, chapters=("ramsis", "sh
 def conclusions_changed(reruns: pd.DataFrame) -> pd.DataFrame:
     """The rows of :func:`rerun_chapters` whose verdict differs between the two profiles."""
     return reruns[reruns["verdict (published)"] != reruns["verdict (measured)"]].reset_index(drop=True)
+
+
+def _short(v) -> str:
+    """A value of a verdict table as a reader wants it: 4 significant digits, claims as words."""
+    if isinstance(v, (bool, np.bool_)) or v in ("True", "False"):
+        return "holds" if v in (True, "True") else "fails"
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return "" if v is None else str(v)
+    return "—" if not np.isfinite(f) else f"{f:.4g}"
+
+
+def changed_table(changed: pd.DataFrame) -> pd.DataFrame:
+    """:func:`conclusions_changed` for the page: one row per result, the number and verdict on
+    each profile in one column each ("78.57, reproduced"), numbers to 4 significant digits."""
+    out = pd.DataFrame({
+        "result": changed["chapter"] + " " + changed["item"].astype(str),
+        "quantity": changed["quantity"].astype(str).str.replace("_", " "),
+        "paper": changed["paper"].map(_short)})
+    for side in ("published", "measured"):
+        out[f"on the {side} profile"] = [f"{_short(o)}, {v}" for o, v in
+                                         zip(changed[f"ours ({side})"], changed[f"verdict ({side})"])]
+    return out
+
+
+def zoo_table(zoo: pd.DataFrame) -> pd.DataFrame:
+    """:func:`infsched.profiling.availability` in brief: one row per model family, with how many
+    of its models build here and the inputs they take."""
+    rows = []
+    for fam, g in zoo.groupby("family", sort=False):
+        params = g["params_M"].dropna()
+        rows.append({"family": fam, "source": ", ".join(dict.fromkeys(g["source"])),
+                     "models": len(g), "build here": int(g["available"].sum()),
+                     "inputs": ", ".join(dict.fromkeys(i for i in g["input"] if i)) or "—",
+                     "params (M)": "—" if params.empty else
+                     (f"{params.min():.1f}" if len(params) == 1 else f"{params.min():.1f}–{params.max():.1f}")})
+    return pd.DataFrame(rows)
 
 
 EXPERIMENTS = {"measure_live": measure_live}

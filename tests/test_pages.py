@@ -1,0 +1,48 @@
+"""Long tables on a page: the summary, the collapsed full table and its CSV download."""
+
+import base64
+import io
+import re
+
+import pandas as pd
+import pytest
+
+from infsched import pages
+from infsched.errors import ConfigError
+
+
+def table():
+    idx = pd.MultiIndex.from_product([[72.0, 76.0], [0.1, 0.2, 0.3, 0.4, 0.5]], names=["a_star", "rho"])
+    return pd.DataFrame({"TAD": range(10), "TAD-OP": [x / 3 for x in range(10)]}, index=idx)
+
+
+def test_thin_keeps_first_middle_and_last_values_of_a_level_or_column():
+    t = table()
+    assert sorted(set(pages.thin(t, "rho").index.get_level_values("rho"))) == [0.1, 0.3, 0.5]
+    flat = t.reset_index()
+    assert sorted(pages.thin(flat, "rho", keep=2)["rho"].unique()) == [0.1, 0.5]
+    assert len(pages.thin(flat, "a_star", keep=5)) == 10      # fewer values than keep: all rows
+    with pytest.raises(ConfigError, match="by = 'load'"):
+        pages.thin(t, "load")
+
+
+def test_summarised_shows_the_summary_and_links_every_row_as_csv():
+    t = table()
+    s = pages.summarised(t, "tad-fig6", summary=pages.thin(t, "rho"))
+    html = s._repr_html_()
+    assert html.count("<table") == 2 and "<details>" in html and "6 of 10 rows shown." in html
+    href = re.search(r'download="tad-fig6.csv" href="data:text/csv;base64,([^"]+)"', html).group(1)
+    back = pd.read_csv(io.BytesIO(base64.b64decode(href)), index_col=[0, 1])
+    pd.testing.assert_frame_equal(back, t)
+    assert "tad-fig6.csv" in repr(s) and "6 of 10 rows shown." in repr(s)
+    assert "per family" in repr(pages.summarised(t, "x", summary=t.head(2), caption="per family"))
+    with pytest.raises(ConfigError, match="name"):
+        pages.summarised(t, "a/b")
+
+
+def test_thin_within_groups_picks_each_groups_own_values():
+    flat = pd.DataFrame({"task": ["image"] * 5 + ["text"] * 4,
+                         "load": [400, 800, 1200, 1600, 2000, 100, 200, 300, 400], "x": range(9)})
+    t = pages.thin(flat, "load", within="task")
+    assert t["load"].tolist() == [400, 1200, 2000, 100, 300, 400]
+    assert pages.thin(flat.set_index(["task", "load"]), "load", within=["task"]).shape == (6, 1)
