@@ -103,9 +103,9 @@ def test_run_chapter_validation(book):
 
 
 def test_refresh_and_nbval_through_conftest(book, tmp_path):
-    """Store references, then run pytest --nbval-lax on three chapters through the root
+    """Store references, then run pytest --nbval-lax on four chapters through the root
     conftest: matching reference passes, a tampered reference fails, a marked cell without a
-    stored counterpart fails with the refresh command."""
+    stored counterpart fails with the refresh command, a cell that writes to stderr fails."""
     (book / "good.md").write_text(chapter("Good", GOOD))
     (book / "wrong.md").write_text(chapter("Wrong", GOOD))
     stored = runner.main(["--refresh-nbval", "good", "wrong"])
@@ -121,6 +121,7 @@ def test_refresh_and_nbval_through_conftest(book, tmp_path):
     nbformat.write(wrong, tmp_path / "nbval" / "wrong.ipynb")
     (book / "stale.md").write_text(chapter("Stale", GOOD))
     (book / "intro.md").write_text("# Intro\n")  # no jupytext header: not collected
+    (book / "noisy.md").write_text(chapter("Noisy", 'import sys\nsys.stderr.write("careful\\n")'))
 
     env = dict(os.environ, PYTHONPATH=str(ROOT), INFSCHED_SCALE="smoke")
     env.pop("PYTEST_XDIST_WORKER", None)
@@ -135,7 +136,8 @@ def test_refresh_and_nbval_through_conftest(book, tmp_path):
     assert "PASSED book/stale.md::Cell 1" in out and "FAILED book/stale.md::Cell 2" in out
     assert "run: python -m infsched.runner --refresh-nbval stale" in out
     assert "intro" not in out
-    assert "2 failed, 7 passed" in out
+    assert "FAILED book/noisy.md::Cell 2" in out and "wrote to stderr" in out and "careful" in out
+    assert "3 failed, 9 passed" in out
 
 
 def test_refresh_unknown_chapter(book, capsys):
