@@ -731,6 +731,24 @@ def claims_robustness(rb: pd.DataFrame) -> dict:
     return {v: bool(ok.get(v, False)) for v in PAPER_VARIANTS}
 
 
+def robustness_shortfalls(rb: pd.DataFrame, below: float = 1.15) -> pd.DataFrame:
+    """The picks of :func:`robustness` that gain less than ``below`` over the homogeneous
+    pool: each with its Eq. 15 bound, the fluid LP bound and the simulated throughput (QPS)."""
+    rows = []
+    for r in rb[rb["ratio"] < below].itertuples():
+        x = tuple(int(v) for v in r.pick.strip("()").split(","))
+        v = {"qos_scale": 1.0, "dist": "lognormal-mix", **ROBUST_VARIANTS[r.variant]}
+        bd = BatchDist(v["dist"])
+        src = "artifact" if (v["qos_scale"], v["dist"]) == (1.0, "lognormal-mix") else "derived"
+        prof = profile(r.model, src, v["qos_scale"], bd)
+        rows.append({"model": MODEL_NAMES[r.model], "variant": r.variant, "pick": r.pick,
+                     "Eq. 15 (QPS)": float(bound.upper_bound(prof, np.array([x])).value[0]),
+                     "fluid LP (QPS)": bound.fluid_lp_bound(r.model, x, QOS_MS[r.model] * v["qos_scale"], bd),
+                     "simulated (QPS)": r.kairos_pick})
+    return pd.DataFrame(rows, columns=["model", "variant", "pick", "Eq. 15 (QPS)", "fluid LP (QPS)",
+                                       "simulated (QPS)"])
+
+
 # ------------------------------------------------------------------ overhead
 
 def matching_overhead(m: int = 20, n: int = 20, calls: int = 1000, seed: int = 0) -> dict:
