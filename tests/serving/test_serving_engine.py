@@ -95,8 +95,8 @@ def test_summary_metrics_are_consistent(image):
 
 
 def test_every_policy_is_tested():
-    # the TAD paper's policies have their own files (they need a server layout and a target)
-    assert {c[0] for c in CASES} | {"tad", "tad-op", "r-jiq"} == set(POLICIES)
+    # the TAD paper's policies and RAMSIS have their own files (a layout and target; an MDP policy)
+    assert {c[0] for c in CASES} | {"tad", "tad-op", "r-jiq", "ramsis"} == set(POLICIES)
 
 
 def test_any_arrival_process_runs_on_both_models(image):

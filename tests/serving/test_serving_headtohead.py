@@ -62,13 +62,15 @@ def test_every_contender_builds_and_runs_on_the_same_arrivals():
     rate = 0.5 * ZOO.capacity_qps(8, 150.0)
     arr = ex.arrivals("poisson", rate, 3_000, np.random.default_rng(0))
     for c in ex.CONTENDERS:
-        cfg = ex.contender_config(c, ZOO, 8, 150.0, rate_qps=rate)
+        cfg = ex.contender_config(c, ZOO, 8, 150.0, rate_qps=rate, profile="ramsis-image", scale="smoke")
         assert isinstance(cfg, ServingConfig)
         res = simulate(cfg, arrivals=arr, seed=0)
         m = ex.judge(res, 150.0)
         assert 0.0 <= m["attainment"] <= 1.0
         # judged on the SLO it planned for, judge() agrees with the simulator's own summary
         assert m["attainment"] == pytest.approx(res.summary()["attainment"].mean)
+    with pytest.raises(ConfigError, match="RAMSIS needs the profile"):
+        ex.contender_config("ramsis", ZOO, 8, 150.0, rate_qps=rate)
 
 
 def test_run_point_is_deterministic_and_judges_on_the_given_slo():

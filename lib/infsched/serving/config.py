@@ -40,6 +40,10 @@ class ServingConfig:
     paper's target and server layout; only its policies (``"tad"``, ``"tad-op"``, ``"r-jiq"``)
     take them, and they need both. ``class_p`` (one probability per server class, fastest class
     first) is R-JIQ's routing split p_RJIQ(λ); only ``"r-jiq"`` takes it, and needs it.
+    ``mdp_policy`` is RAMSIS's worker policy for one load: an
+    :class:`infsched.ramsis.mdp.Solution` or a ``(grid_ms, model, batch)`` triple with
+    ``model[n, j]``, ``batch[n, j]`` for queue length ``n`` (row 0 unused) and slack cell ``j``;
+    only ``"ramsis"`` takes it, and needs it.
     """
 
     profile: "str | Profile | Zoo"
@@ -54,6 +58,7 @@ class ServingConfig:
     a_star: float | None = None
     worker_models: tuple[str, ...] | None = None
     class_p: tuple[float, ...] | None = None
+    mdp_policy: object = None
 
     def __post_init__(self) -> None:
         zoo = Zoo.of(self.profile)
@@ -93,6 +98,35 @@ class ServingConfig:
         if self.policy not in TAD_FAMILY:
             self.model_index
         self._check_tad()
+        self._check_ramsis()
+
+    def _check_ramsis(self) -> None:
+        ram = self.policy == "ramsis"
+        require((self.mdp_policy is not None) == ram, "mdp_policy", type(self.mdp_policy).__name__,
+                "policy 'ramsis' needs it" if ram else "only policy 'ramsis' takes it")
+        if not ram:
+            return
+        pol = self.mdp_policy
+        if hasattr(pol, "grid") and hasattr(pol, "model") and hasattr(pol, "batch"):
+            pol = (pol.grid, pol.model, pol.batch)
+        try:
+            grid, model, batch = (np.asarray(x) for x in pol)
+        except (TypeError, ValueError):
+            raise config_error("mdp_policy", type(pol).__name__,
+                               "must be a RAMSIS Solution or a (grid_ms, model, batch) triple") from None
+        M, B = self.zoo.n_models, self.zoo.max_batch
+        ok = (grid.ndim == 1 and grid.size >= 1 and model.ndim == 2 and model.shape[0] >= 2
+              and model.shape[1] == grid.size and batch.shape == model.shape
+              and bool(np.all(np.diff(grid) > 0)))
+        require(ok, "mdp_policy", f"<grid {grid.shape}, model {model.shape}, batch {batch.shape}>",
+                "must have model and batch of shape (N+1, len(grid)) and an increasing grid")
+        rows = model[1:]
+        require(bool(np.all((rows >= 0) & (rows < M))) and bool(np.all((batch[1:] >= 1) & (batch[1:] <= B))),
+                "mdp_policy", "<table>", f"models must be in [0, {M - 1}] and batches in [1, {B}] "
+                "(the zoo's models and batch sizes, in the profile's order)")
+        object.__setattr__(self, "mdp_policy", (np.ascontiguousarray(grid, np.float64),
+                                                np.ascontiguousarray(model, np.int64),
+                                                np.ascontiguousarray(batch, np.int64)))
 
     def _check_tad(self) -> None:
         tad = self.policy in TAD_FAMILY
@@ -136,7 +170,11 @@ class ServingConfig:
         ``d`` (C,) = a_k − a* as int64 in units of 1/``scale`` (TAD's Δ is exact: a float Δ
         drifts and flips the allowed set, spec tad §3.0)."""
         K = self.workers
-        none = dict(tup=np.zeros((0, 6), np.int64), cum_p=np.ones(1))
+        none = dict(tup=np.zeros((0, 6), np.int64), cum_p=np.ones(1), grid=np.zeros(1),
+                    pmodel=np.zeros((1, 1), np.int64), pbatch=np.ones((1, 1), np.int64),
+                    fallback=np.array(self.zoo.fastest))
+        if self.policy == "ramsis":
+            none["grid"], none["pmodel"], none["pbatch"] = self.mdp_policy
         if self.policy not in TAD_FAMILY:
             one = np.zeros(K, np.int64)
             return dict(worker_model=np.full(K, self.model_index, np.int64), worker_class=one,

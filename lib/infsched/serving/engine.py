@@ -17,7 +17,8 @@ import numpy as np
 from numba import njit
 
 from ..des import heap_pop, heap_push
-from .policies import (QUEUE_CENTRAL, ROUTE_RJIQ, ROUTE_TAD, ROUTE_TADOP, SERVICE_EXPONENTIAL,
+from .policies import (QUEUE_CENTRAL, ROUTE_RJIQ, ROUTE_ROUND_ROBIN, ROUTE_TAD, ROUTE_TADOP,
+                       SERVICE_EXPONENTIAL,
                        SERVICE_JITTER, must_drop, route, route_rjiq, route_tad, route_tadop, select)
 
 __all__ = ["run"]
@@ -42,12 +43,13 @@ def _multiplier(service, svc, k, spread, levels, m, b):
 @njit(cache=True)
 def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, worker_model, cap,
         service, svc, spread, levels, u_route, worker_class, cls_start, cls_members, d, tup, cum_p,
-        start, finish, model, bsize):
+        grid, pmodel, pbatch, fallback, start, finish, model, bsize):
     """Simulate ``arr.size`` queries (arrival times ``arr`` in ms, sorted) on ``K`` workers.
 
     ``worker_model[w]`` is the model a fixed-model policy runs on worker ``w``; the class arrays
     (``worker_class``, ``cls_start``, ``cls_members``, ``d``) are the TAD paper's server classes,
-    ``tup`` TAD-OP's routing tuples and ``cum_p`` R-JIQ's cumulative class probabilities (see
+    ``tup`` TAD-OP's routing tuples, ``cum_p`` R-JIQ's cumulative class probabilities, and
+    ``grid``, ``pmodel``, ``pbatch``, ``fallback`` RAMSIS's policy (see
     :meth:`.config.ServingConfig.layout`). Fills, per query: ``start`` (batch start, or drop
     time), ``finish`` (NaN if dropped), ``model`` (-1 if dropped) and ``bsize`` (its batch's
     size). Returns ``(number of batches, final Δ, min Δ)`` (Δ in ``d``'s units; 0 without TAD).
@@ -104,6 +106,10 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
                 min_delta = min(min_delta, delta)
                 q = w
                 load[w] += 1
+            elif routing == ROUTE_ROUND_ROBIN:
+                w = i % K
+                q = w
+                load[w] += 1
             else:
                 w = route(routing, load, busy, n_idle, u_route[i] if u_route.size > 0 else 0.0)
                 q = w
@@ -131,7 +137,7 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
         if qlen[q] == 0:
             continue
         m, b = select(select_code, arr[qhead[q]] + slo - now, qlen[q], lat, by_accuracy,
-                      worker_model[w], cap, fastest)
+                      worker_model[w], cap, fastest, grid, pmodel, pbatch, fallback)
         end = now + lat[m, b - 1] * _multiplier(service, svc, nb, spread, levels, m, b)
         nb += 1
         for _ in range(b):

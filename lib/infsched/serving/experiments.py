@@ -37,7 +37,7 @@ from .zoo import Zoo
 
 __all__ = ["SCALES", "Scale", "get_scale", "CONTENDERS", "WORKLOADS", "LABELS", "load_zoo",
            "arrivals", "tad_split", "jellyfish_choice", "contender_config", "judge",
-           "rjiq_split", "TAD_CONTENDERS", "run_point", "load_sweep", "frontier", "regimes", "with_ci", "decision_table",
+           "rjiq_split", "TAD_CONTENDERS", "ramsis_policy", "model_switching_choice", "run_point", "load_sweep", "frontier", "regimes", "with_ci", "decision_table",
            "accuracy_target_table", "assumptions_table", "served_capacity", "closed_forms",
            "knob_table", "claims", "EXPERIMENTS"]
 
@@ -54,7 +54,9 @@ LABELS: dict[str, str] = {
     "tad-batch": "TAD+batching",
     "tad-op": "TAD-OP",
     "r-jiq": "R-JIQ",
+    "ramsis": "RAMSIS",
     "jellyfish+": "Jellyfish+",
+    "modelswitching": "ModelSwitching",
 }
 #: the contenders from the TAD paper: server classes from :func:`tad_split`, knob a*
 TAD_CONTENDERS = ("tad", "tad-batch", "tad-op", "r-jiq")
@@ -74,6 +76,8 @@ class Scale:
     n: int
     seeds: int
     twitter_interval_s: float          # seconds each ten-second trace interval lasts
+    ramsis_d: int                      # RAMSIS's slack grid: SLO / D steps (the RAMSIS chapter's D)
+    ms_queries: int                    # queries per model in ModelSwitching's search
     loads: tuple[float, ...]
     frontier_loads: tuple[float, ...]
     slo_factors: tuple[float, ...]     # planned SLO / judged SLO
@@ -84,15 +88,15 @@ class Scale:
 
 SCALES: dict[str, Scale] = {
     # seconds, for CI: every path runs, nothing is resolved
-    "smoke": Scale(n=3_000, seeds=2, twitter_interval_s=0.05, loads=(0.3, 0.9), frontier_loads=(0.9,),
+    "smoke": Scale(n=3_000, seeds=2, twitter_interval_s=0.05, ramsis_d=10, ms_queries=2_000, loads=(0.3, 0.9), frontier_loads=(0.9,),
                    slo_factors=(0.5, 1.0), a_stars=(74.0, 82.0)),
     # the rendered book: a few minutes on 2 cores
-    "default": Scale(n=100_000, seeds=5, twitter_interval_s=2.0, loads=(0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2),
+    "default": Scale(n=100_000, seeds=5, twitter_interval_s=2.0, ramsis_d=20, ms_queries=30_000, loads=(0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2),
                      frontier_loads=(0.3, 0.9),
                      slo_factors=(0.4, 0.6, 0.8, 1.0, 1.5, 2.0),
                      a_stars=(60.0, 70.0, 74.0, 78.0, 80.0, 82.0, 84.0)),
     # longer runs, more seeds, a finer grid
-    "paper": Scale(n=500_000, seeds=10, twitter_interval_s=10.0, loads=tuple(np.round(np.arange(0.1, 1.21, 0.1), 2)),
+    "paper": Scale(n=500_000, seeds=10, twitter_interval_s=10.0, ramsis_d=100, ms_queries=100_000, loads=tuple(np.round(np.arange(0.1, 1.21, 0.1), 2)),
                    frontier_loads=(0.3, 0.5, 0.7, 0.9),
                    slo_factors=(0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 2.0),
                    a_stars=(60.0, 70.0, 73.0, 74.0, 76.0, 78.0, 79.0, 80.0, 81.0, 82.0, 83.0, 84.0)),
@@ -229,13 +233,72 @@ def jellyfish_choice(zoo: Zoo, workers: int, slo_ms: float, rate_qps: float) -> 
     return zoo.names[int(tab.model[0])], int(tab.cap[0])
 
 
+def ramsis_policy(profile: str, workers: int, slo_ms: float, rate_qps: float, d: int):
+    """RAMSIS's worker policy (the RAMSIS chapter's solver, :func:`infsched.ramsis.mdp.solve`:
+    FLD grid of ``d`` steps, N = 32, maximal batching) for the mean rate; above the pool's
+    capacity, where no policy exists, the policy for just below it. Cached per process."""
+    from ..ramsis.model import capacity_qps
+
+    prof = _profile_obj(profile)
+    plan = min(float(rate_qps), 0.999 * capacity_qps(prof, workers))
+    return _ramsis_solution(str(profile), int(workers), float(slo_ms), round(plan, 6), int(d))
+
+
+@lru_cache(maxsize=64)
+def _ramsis_solution(profile: str, workers: int, slo_ms: float, rate: float, d: int):
+    from ..ramsis import mdp
+    from ..ramsis.model import MDPConfig
+
+    sol = mdp.solve(_profile_obj(profile), MDPConfig(slo_ms, workers, rate, d=d), metrics=False)
+    return (sol.grid, sol.model, sol.batch)
+
+
+@lru_cache(maxsize=8)
+def _profile_obj(profile: str):
+    """The :class:`~infsched.profiles.Profile` behind :func:`load_zoo` (RAMSIS's solver reads it)."""
+    from ..profiles import Profile, load_profile
+
+    if profile in PROFILE_NAMES:
+        return load_profile(profile)
+    z = load_zoo(profile)
+    return Profile(name=str(profile), models=z.names, accuracy=z.accuracy, latency_ms=z.latency_ms,
+                   spread=z.spread)
+
+
+def model_switching_choice(zoo: Zoo, workers: int, slo_ms: float, rate_qps: float, n: int,
+                           seed: int = 0) -> tuple[str, int]:
+    """ModelSwitching (RAMSIS spec §4.2) searched on this simulator: with Poisson arrivals at the
+    mean rate, the central queue with each model fixed (most accurate first) and the Jellyfish+
+    cap; the first model with fewer than 1 % of queries late, else the fastest."""
+    from ..ramsis.baselines import MS_THRESHOLD
+
+    _, cap = jellyfish_choice(zoo, workers, slo_ms, rate_qps)
+    arr = poisson_arrivals(rate_qps / 1000.0, n=n, rng=np.random.default_rng(seed))
+    for m in np.argsort(-zoo.accuracy, kind="stable"):
+        cfg = ServingConfig(zoo, workers=workers, slo_ms=slo_ms, policy="fcfs", model=zoo.names[m],
+                            max_batch=cap)
+        late = 1.0 - simulate(cfg, arrivals=arr, seed=seed).on_time.mean()
+        if late < MS_THRESHOLD:
+            return zoo.names[m], cap
+    return zoo.names[zoo.fastest], cap
+
+
 def contender_config(name: str, zoo: Zoo, workers: int, slo_ms: float, *, rate_qps: float,
-                     a_star: float = 76.0, service: str = "deterministic") -> ServingConfig:
+                     a_star: float = 76.0, service: str = "deterministic", profile: str | None = None,
+                     scale: str = "default") -> ServingConfig:
     """The configuration contender ``name`` runs with when it plans for ``slo_ms`` (and, for
     TAD, targets ``a_star``); ``rate_qps`` is the mean load, read only by the contenders that
-    need λ (Jellyfish+)."""
+    need λ (R-JIQ, RAMSIS, Jellyfish+, ModelSwitching). RAMSIS needs the ``profile`` name (its
+    solver reads the profile); ``scale`` sets RAMSIS's grid and ModelSwitching's search length."""
     one_of("contender", name, CONTENDERS)
     common = dict(workers=workers, slo_ms=slo_ms, service=service)
+    if name == "ramsis":
+        require(profile is not None, "profile", profile, "RAMSIS needs the profile's name")
+        pol = ramsis_policy(profile, workers, slo_ms, rate_qps, get_scale(scale).ramsis_d)
+        return ServingConfig(zoo, policy="ramsis", mdp_policy=pol, **common)
+    if name == "modelswitching":
+        model, cap = model_switching_choice(zoo, workers, slo_ms, rate_qps, get_scale(scale).ms_queries)
+        return ServingConfig(zoo, policy="fcfs", model=model, max_batch=cap, **common)
     if name in ("most-accurate", "fastest", "slack-accurate", "batch-greedy"):
         return ServingConfig(zoo, policy=name, **common)
     if name in ("tad-op", "r-jiq"):
@@ -287,7 +350,7 @@ def judge(res, slo_ms: float, warmup: float = 0.1) -> dict[str, float]:
 
 def run_point(workload: str, load: float, slo_ms: float, seed: int, n: int, workers: int,
               profile: str, runs: tuple, service: str = "deterministic",
-              interval_s: float = 10.0) -> pd.DataFrame:
+              interval_s: float = 10.0, scale: str = "default") -> pd.DataFrame:
     """One sweep point: the same arrivals (``workload`` at ``load`` × capacity) served by each
     ``(contender, slo_factor, a_star)`` of ``runs``, each judged on ``slo_ms``."""
     zoo = load_zoo(profile)
@@ -296,7 +359,7 @@ def run_point(workload: str, load: float, slo_ms: float, seed: int, n: int, work
     rows = []
     for name, factor, a_star in runs:
         cfg = contender_config(name, zoo, workers, slo_ms * factor, rate_qps=rate, a_star=a_star,
-                               service=service)
+                               service=service, profile=profile, scale=scale)
         res = simulate(cfg, arrivals=arr, seed=seed)
         rho_tad = np.nan
         if name in TAD_CONTENDERS:  # the load relative to the TAD paper's λ^max of the layout
@@ -342,7 +405,7 @@ def load_sweep(scale: str = "default", seed: int = 0, *, workloads: Sequence[str
     runs = tuple((c, 1.0, float(a_star)) for c in contenders)
     loads = s.loads if loads is None else tuple(float(x) for x in loads)
     points = [dict(workload=w, load=float(r), slo_ms=float(slo_ms), n=s.n, workers=int(K),
-                   profile=str(profile), runs=runs, interval_s=s.twitter_interval_s,
+                   profile=str(profile), runs=runs, interval_s=s.twitter_interval_s, scale=scale,
                    seed=point_seed(seed, WORKLOADS.index(w), r, slo_ms, k))
               for w in workloads for r in loads for k in range(s.seeds)]
     return _sweep(points, workers, cache, scale)
@@ -371,7 +434,7 @@ def frontier(scale: str = "default", seed: int = 0, *, workloads: Sequence[str] 
                      if f * slo_ms >= zoo.latency_ms[zoo.fastest, 0]]
     loads = s.frontier_loads if loads is None else tuple(float(x) for x in loads)
     points = [dict(workload=w, load=float(r), slo_ms=float(slo_ms), n=s.n, workers=int(K),
-                   profile=str(profile), runs=tuple(runs), interval_s=s.twitter_interval_s,
+                   profile=str(profile), runs=tuple(runs), interval_s=s.twitter_interval_s, scale=scale,
                    seed=point_seed(seed, 10 + WORKLOADS.index(w), r, slo_ms, k))
               for w in workloads for r in loads for k in range(s.seeds)]
     return _sweep(points, workers, cache, scale)
@@ -493,6 +556,10 @@ def assumptions_table() -> pd.DataFrame:
          "no", "no", "no (tuples: LP, load-free)", "per-worker, TAD-OP routing", "no"),
         ("R-JIQ", "TAD paper", "as TAD's servers; class drawn from the LP split p_RJIQ(λ), JIQ inside",
          "no", "no", "yes (mean λ)", "per-worker, R-JIQ routing", "no"),
+        ("RAMSIS", "RAMSIS paper", "per batch, per worker: the MDP policy's (model, batch) for (queue length, slack)",
+         "yes (whole queue)", "no", "yes (mean λ: policy per load)", "per-worker, round-robin", "no"),
+        ("ModelSwitching", "RAMSIS baseline", "one model per load level: the most accurate with < 1 % late in a simulation at λ",
+         "yes (eager, JF+ cap)", "no", "yes (mean λ)", "central FIFO", "no"),
         ("Jellyfish+", "RAMSIS baseline", "one model per load level (throughput >= 1.05 λ/K at l <= SLO/2)",
          "yes (eager, capped)", "no", "yes (mean λ)", "central FIFO", "no"),
     ]
@@ -549,30 +616,37 @@ def closed_forms(seed: int = 0, n: int = 200_000) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def knob_table(zoo: Zoo, workers: int, slo_ms: float, a_star: float, loads: Sequence[float]) -> pd.DataFrame:
+def knob_table(zoo: Zoo, workers: int, slo_ms: float, a_star: float, loads: Sequence[float],
+               ms_queries: int = 30_000) -> pd.DataFrame:
     """What the λ-aware and the planned contenders run at each load: Jellyfish+'s model and
-    cap, and TAD's server split (which does not depend on the load)."""
+    cap, ModelSwitching's model (searched with ``ms_queries`` queries per model), and TAD's
+    server split (which does not depend on the load)."""
     cap = zoo.capacity_qps(workers, slo_ms)
     wm = tad_split(zoo, workers, a_star, slo_ms)
     split = ", ".join(f"{wm.count(m)} x {m}" for m in dict.fromkeys(wm))
     rows = []
     for r in loads:
         m, b = jellyfish_choice(zoo, workers, slo_ms, r * cap)
+        ms, _ = model_switching_choice(zoo, workers, slo_ms, r * cap, ms_queries)
         rows.append({"load": r, "rate (queries/s)": r * cap, "Jellyfish+ model": m, "JF+ cap": b,
-                     f"TAD split (a* = {a_star:g})": split})
+                     "ModelSwitching model": ms, f"TAD split (a* = {a_star:g})": split})
     return pd.DataFrame(rows)
 
 
 def _not_worse(a: pd.Series, b: pd.Series, col: str, higher: bool) -> pd.Series:
     """``a`` is not worse than ``b`` on ``col``: better, or their 95 % intervals overlap."""
     lo, hi = f"{col}_low", f"{col}_high"
+
+    def edge(x: pd.DataFrame, name: str) -> pd.Series:  # no interval (NaN in a seed): the mean
+        return x[name].fillna(x[col]) if name in x.columns else x[col]
+
     if higher:
-        return a[hi].fillna(a[col]) >= b[lo].fillna(b[col])
-    return a[lo].fillna(a[col]) <= b[hi].fillna(b[col])
+        return edge(a, hi) >= edge(b, lo)
+    return edge(a, lo) <= edge(b, hi)
 
 
 def claims(runs: pd.DataFrame, load_summary: pd.DataFrame, a_star: float) -> pd.DataFrame:
-    """The TAD paper's claims, checked on common ground, computed from the load sweep's runs
+    """The TAD and RAMSIS papers' claims, checked on common ground, computed from the load sweep's runs
     (``runs``, one row per seed) and their summary: below the paper's λ^max of the layout
     (``rho_tad < 1``) where a claim is about a stable system (not typed)."""
     def cells(c):
@@ -590,7 +664,8 @@ def claims(runs: pd.DataFrame, load_summary: pd.DataFrame, a_star: float) -> pd.
         if len(t) == 0:
             continue
         s = t.loc[t.index.intersection(stable)]
-        ok = s["accuracy_routed_high"].fillna(s["accuracy_routed"]) >= a_star - 1e-9
+        hi = s["accuracy_routed_high"] if "accuracy_routed_high" in s.columns else s["accuracy_routed"]
+        ok = hi.fillna(s["accuracy_routed"]) >= a_star - 1e-9
         rows.append({"paper": "TAD", "claim": f"{c} meets a* in the long run below λ^max",
                      "on common ground": f"{int(ok.sum())} of {len(s)} stable (workload, load) cells (95 % CIs)",
                      "holds": bool(ok.all())})
@@ -598,6 +673,26 @@ def claims(runs: pd.DataFrame, load_summary: pd.DataFrame, a_star: float) -> pd.
         nw = _not_worse(s.loc[both], tad.loc[both], "mean_latency_ms", higher=False)
         rows.append({"paper": "TAD", "claim": f"{c}'s mean latency is no worse than TAD's below λ^max",
                      "on common ground": f"{int(nw.sum())} of {len(nw)} stable cells (95 % CIs)",
+                     "holds": bool(nw.all())})
+    ram, jf, ms = cells("ramsis"), cells("jellyfish+"), cells("modelswitching")
+    if len(ram) and len(jf) and len(ms):
+        idx = ram.index.intersection(jf.index).intersection(ms.index)
+        # the RAMSIS paper draws only points with fewer than 5 % of queries late (its Fig. 6)
+        keep = [i for i in idx if min(ram.loc[i, "attainment"], jf.loc[i, "attainment"],
+                                      ms.loc[i, "attainment"]) >= 0.95]
+        if keep:
+            r, j, m = ram.loc[keep], jf.loc[keep], ms.loc[keep]
+            nw = _not_worse(r, j, "accuracy_served", True) & _not_worse(r, m, "accuracy_served", True)
+            gain = (r["accuracy_served"] - np.maximum(j["accuracy_served"], m["accuracy_served"]))
+            rows.append({"paper": "RAMSIS", "claim": "RAMSIS is at least as accurate per on-time query as Jellyfish+ "
+                         "and ModelSwitching at the same load and workers (points with < 5 % late)",
+                         "on common ground": f"{int(nw.sum())} of {len(nw)} (workload, load) cells; gain over the "
+                                             f"better baseline {gain.min():+.1f} to {gain.max():+.1f} points",
+                         "holds": bool(nw.all())})
+        nw = _not_worse(ram.loc[idx], jf.loc[idx], "attainment", True) & \
+            _not_worse(ram.loc[idx], ms.loc[idx], "attainment", True)
+        rows.append({"paper": "RAMSIS", "claim": "... without more late queries than either baseline",
+                     "on common ground": f"{int(nw.sum())} of {len(nw)} (workload, load) cells (95 % CIs)",
                      "holds": bool(nw.all())})
     ok = tad.dropna(subset=["accuracy_served"])
     below = ok[ok["accuracy_served"] < a_star - 0.05]

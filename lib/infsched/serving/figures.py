@@ -40,6 +40,8 @@ STYLES = {
     "tad-op": plotting.PolicyStyle(plotting.PALETTE[9], plotting.DASHED, "s"),
     "r-jiq": plotting.PolicyStyle(plotting.PALETTE[6], plotting.DASHDOT, "^"),
     "jellyfish+": plotting.PolicyStyle(plotting.PALETTE[1], plotting.DASHDOT, "x"),
+    "ramsis": plotting.PolicyStyle("#000000", plotting.SOLID, "*"),
+    "modelswitching": plotting.PolicyStyle(plotting.PALETTE[8], plotting.DASHDOT, "v"),
 }
 
 

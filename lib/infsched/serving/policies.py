@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from numba import njit
 
 __all__ = ["Policy", "POLICIES", "ROUTINGS", "QUEUES", "SERVICES", "TAD_FAMILY",
@@ -29,13 +30,15 @@ QUEUES = {"central": QUEUE_CENTRAL, "per-worker": QUEUE_PER_WORKER}
 
 # routing on arrival (per-worker queues)
 ROUTE_LEAST_LOADED, ROUTE_JIQ, ROUTE_RANDOM, ROUTE_TAD, ROUTE_TADOP, ROUTE_RJIQ = 0, 1, 2, 3, 4, 5
+ROUTE_ROUND_ROBIN = 6
 ROUTINGS = {"least-loaded": ROUTE_LEAST_LOADED, "jiq": ROUTE_JIQ, "random": ROUTE_RANDOM,
-            "tad": ROUTE_TAD, "tad-op": ROUTE_TADOP, "r-jiq": ROUTE_RJIQ}
+            "tad": ROUTE_TAD, "tad-op": ROUTE_TADOP, "r-jiq": ROUTE_RJIQ,
+            "round-robin": ROUTE_ROUND_ROBIN}
 #: the TAD paper's policies: server classes (one model per worker), routing on arrival only
 TAD_FAMILY = ("tad", "tad-op", "r-jiq")
 
 # model and batch selection when a worker is free
-SELECT_FIXED, SELECT_SLACK_ACCURATE, SELECT_BATCH_GREEDY = 0, 1, 2
+SELECT_FIXED, SELECT_SLACK_ACCURATE, SELECT_BATCH_GREEDY, SELECT_RAMSIS = 0, 1, 2, 3
 
 # preemption (hook; no policy uses it yet)
 PREEMPT_NONE = 0
@@ -97,6 +100,12 @@ POLICIES: dict[str, Policy] = {p.name: p for p in (
     # join an idle server of that class, else a uniform one. Needs λ (``class_p``).
     Policy("r-jiq", SELECT_FIXED, "per-worker", "r-jiq", "worker", 1,
            constraint="the class of each arrival is drawn from p_RJIQ(λ)"),
+    # RAMSIS (RAMSIS paper §4; infsched.ramsis): round-robin to the workers; a free worker looks
+    # its state up in the MDP policy (``mdp_policy``): the queue length n <= N and the head's
+    # slack rounded down onto the policy's grid give (model, batch); n > N: the fallback
+    # (fastest) model on as many queries as the batch cap allows. Needs λ (the policy's load).
+    Policy("ramsis", SELECT_RAMSIS, "per-worker", "round-robin", "fastest", None,
+           constraint="starts the batch its MDP policy prescribes for (n, slack)"),
 )}
 
 
@@ -231,14 +240,23 @@ def must_drop(code, slack, lat, fastest):
 
 
 @njit(cache=True)
-def select(code, slack, qlen, lat, by_accuracy, fixed_model, cap, fastest):
+def select(code, slack, qlen, lat, by_accuracy, fixed_model, cap, fastest, grid, pmodel, pbatch,
+           fallback):
     """(model, batch size) for a free worker whose queue holds ``qlen`` queries, the head
     having ``slack`` ms to its deadline (after :func:`must_drop`, so the fastest model at
     batch 1 fits it for the deadline-aware codes). ``by_accuracy`` lists the models from the
-    most to the least accurate."""
+    most to the least accurate. RAMSIS reads ``pmodel[n, j]`` and ``pbatch[n, j]`` with ``j``
+    the grid cell holding the slack (``grid[j] <= slack < grid[j+1]``, 0 below ``grid[1]``)."""
     top = min(qlen, cap)
     if code == SELECT_FIXED:
         return fixed_model, top
+    if code == SELECT_RAMSIS:
+        if qlen > pmodel.shape[0] - 1:
+            return fallback, top
+        j = np.searchsorted(grid, slack, side="right") - 1
+        if j < 0:
+            j = 0
+        return pmodel[qlen, j], min(pbatch[qlen, j], cap)
     b = 1
     if code == SELECT_BATCH_GREEDY:
         # queues are FIFO and every query has the same SLO, so the head has the least slack:

@@ -122,6 +122,8 @@ class _System:
             self.delta += self.d[k]
             self.min_delta = min(self.min_delta, self.delta)
             return w
+        if rule == "round-robin":
+            return i % K
         if rule == "least-loaded":
             return min(range(K), key=lambda w: (self.load[w], w))
         idle = [w for w in range(K) if not self.busy[w]]
@@ -144,6 +146,13 @@ class _System:
         if cfg.spec.name in ("most-accurate", "fastest", "fcfs", "tad", "tad-op", "r-jiq"):
             return self.worker_model[w], top
         s = self.slack(queue[0])
+        if cfg.spec.name == "ramsis":  # the MDP policy's action in state (n, slack cell)
+            grid, pmodel, pbatch = cfg.mdp_policy
+            n = len(queue)
+            if n > pmodel.shape[0] - 1:
+                return self.zoo.fastest, top
+            j = max(int(np.searchsorted(grid, s, side="right")) - 1, 0)
+            return int(pmodel[n, j]), min(int(pbatch[n, j]), cfg.max_batch)
         fast = self.zoo.fastest
         b = 1
         if cfg.spec.name == "batch-greedy":

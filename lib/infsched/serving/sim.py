@@ -113,7 +113,7 @@ def draws(config: ServingConfig, n: int, seed: int, *, rate_qps: float | None = 
     else:
         svc = svc_rng.random(arr.size)
     # (TAD's routing is per-worker and spends its uniform only when no allowed class is idle)
-    needs_u = config.queue == "per-worker" and ROUTINGS[config.routing] != ROUTE_LEAST_LOADED
+    needs_u = config.queue == "per-worker" and config.routing not in ("least-loaded", "round-robin")
     u = route_rng.random(arr.size) if needs_u else np.empty(0)
     return arr, svc, u
 
@@ -146,7 +146,7 @@ def simulate(config: ServingConfig, n: int = 100_000, *, rate_qps: float | None 
         QUEUES[config.queue], ROUTINGS[config.routing], config.spec.select, lay["worker_model"],
         config.max_batch, SERVICES[config.service], svc, spread, np.asarray(QUANTILE_LEVELS), u,
         lay["worker_class"], lay["cls_start"], lay["cls_members"], lay["d"], lay["tup"], lay["cum_p"],
-        start, finish, model, bsize)
+        lay["grid"], lay["pmodel"], lay["pbatch"], int(lay["fallback"]), start, finish, model, bsize)
     scale = float(lay["scale"])
     return Result(config, arr, start, finish, model, bsize, int(nb), int(delta) / scale,
                   int(min_delta) / scale)

@@ -1,0 +1,113 @@
+"""RAMSIS and its baselines on the neutral simulator: against the simpy reference, against the
+RAMSIS paper engine (:mod:`infsched.ramsis.sim`) on the paper's own scenario, and the
+constraint RAMSIS promises (it starts the batch its MDP policy prescribes)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from infsched.errors import ConfigError
+from infsched.profiles import load_profile
+from infsched.ramsis import mdp
+from infsched.ramsis.baselines import jellyfish_plus, model_switching
+from infsched.ramsis.model import MDPConfig
+from infsched.ramsis.policy import PolicyTable
+from infsched.ramsis.sim import simulate_central, simulate_ramsis
+from infsched.serving import ServingConfig, Zoo, simulate
+from infsched.serving import experiments as ex
+from infsched.serving.reference import simulate_reference
+from infsched.workload import poisson_arrivals
+
+PROF = load_profile("ramsis-image")
+ZOO = Zoo.of(PROF)
+K, SLO = 8, 150.0
+
+
+def _policy(load: float, d: int = 10):
+    return mdp.solve(PROF, MDPConfig(SLO, K, load, d=d), metrics=False)
+
+
+@pytest.fixture(scope="module")
+def policies():
+    return {load: _policy(load) for load in (150.0, 450.0)}
+
+
+@pytest.mark.parametrize("load", [150.0, 450.0])
+def test_engine_matches_simpy_reference(policies, load):
+    cfg = ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="ramsis", mdp_policy=policies[load])
+    arr = poisson_arrivals(load / 1000.0, n=3000, rng=np.random.default_rng(2))
+    fast, ref = simulate(cfg, arrivals=arr, seed=2), simulate_reference(cfg, arrivals=arr, seed=2)
+    np.testing.assert_array_equal(fast.model, ref.model)
+    np.testing.assert_array_equal(fast.bsize, ref.bsize)
+    np.testing.assert_allclose(fast.finish, ref.finish, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("load", [150.0, 450.0])
+def test_ramsis_agrees_with_the_ramsis_engine(policies, load):
+    """RAMSIS's own scenario (round-robin, one policy per load, p95 latencies, Poisson): the
+    same arrivals give the same violation rate and accuracy per satisfied query."""
+    sol = policies[load]
+    arr = poisson_arrivals(load / 1000.0, n=20_000, rng=np.random.default_rng(5))
+    cfg = ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="ramsis", mdp_policy=sol)
+    ours = simulate(cfg, arrivals=arr, seed=5).summary(warmup=0.0)
+    tab = PolicyTable(SLO, K, sol.grid, [load], sol.model[None], sol.batch[None], 0,
+                      np.array([0.0]), np.array([0.0]))
+    theirs = simulate_ramsis(PROF, tab, arr, slo_ms=SLO, workers=K, load_qps=load)
+    assert 1.0 - ours["attainment"].mean == pytest.approx(theirs.violation_rate, abs=1e-12)
+    assert ours["accuracy_served"] == pytest.approx(theirs.accuracy, rel=1e-12)
+
+
+def test_jellyfish_agrees_with_the_ramsis_central_engine():
+    load = 400.0
+    tab = jellyfish_plus(PROF, [load], K, SLO)
+    arr = poisson_arrivals(load / 1000.0, n=20_000, rng=np.random.default_rng(6))
+    cfg = ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="fcfs", model=PROF.models[tab.model[0]],
+                        max_batch=int(tab.cap[0]))
+    ours = simulate(cfg, arrivals=arr, seed=6).summary(warmup=0.0)
+    theirs = simulate_central(PROF, tab, arr, slo_ms=SLO, workers=K, load_qps=load)
+    assert 1.0 - ours["attainment"].mean == pytest.approx(theirs.violation_rate, abs=1e-12)
+    assert ours["accuracy_served"] == pytest.approx(theirs.accuracy, rel=1e-12)
+
+
+def test_ramsis_starts_the_batch_its_policy_prescribes(policies):
+    """Every batch: its model and size are the policy's action for the worker's state when it
+    started, recomputed here from the per-query record (round-robin: worker = query mod K)."""
+    sol = policies[450.0]
+    cfg = ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="ramsis", mdp_policy=sol)
+    res = simulate(cfg, 5000, rate_qps=450.0, seed=3)
+    idx = np.arange(res.arrival.size)
+    for w in range(K):
+        mine = idx[idx % K == w]
+        starts = np.unique(res.start[mine])
+        for t in starts[:200]:
+            batch = mine[res.start[mine] == t]
+            head = batch[0]
+            n = int(((res.arrival[mine] <= t) & (res.start[mine] >= t)).sum())  # queued at t
+            slack = res.arrival[head] + SLO - t
+            j = max(int(np.searchsorted(sol.grid, slack, side="right")) - 1, 0)
+            if n <= sol.model.shape[0] - 1:
+                assert res.model[head] == sol.model[n, j] and batch.size == min(sol.batch[n, j], 32)
+
+
+def test_model_switching_is_the_ramsis_rule():
+    """The search on this simulator picks what the RAMSIS chapter's search picks at a load
+    where the choice is clear-cut (the two search runs differ only in their random draws)."""
+    load = 300.0
+    theirs = model_switching(PROF, [load], K, SLO, duration_s=20.0, seed=1)
+    ours = ex.model_switching_choice(ZOO, K, SLO, load, 6_000, seed=1)
+    assert ours == (PROF.models[theirs.model[0]], int(theirs.cap[0]))
+
+
+def test_ramsis_configuration_errors(policies):
+    with pytest.raises(ConfigError, match=r"^mdp_policy = 'NoneType': policy 'ramsis' needs it"):
+        ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="ramsis")
+    with pytest.raises(ConfigError, match=r"only policy 'ramsis' takes it"):
+        ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="fcfs", mdp_policy=policies[150.0])
+    sol = policies[150.0]
+    with pytest.raises(ConfigError, match=r"^mdp_policy = .*shape"):
+        ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="ramsis", mdp_policy=(sol.grid[:-1], sol.model, sol.batch))
+    bad = sol.model.copy()
+    bad[1, 0] = 99
+    with pytest.raises(ConfigError, match=r"models must be in"):
+        ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="ramsis", mdp_policy=(sol.grid, bad, sol.batch))
