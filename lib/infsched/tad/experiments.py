@@ -2,7 +2,7 @@
 
 Every simulation function takes ``scale`` ("smoke", "default" or "paper") and ``seed`` and
 accepts keyword overrides of its knobs; the sizes behind each scale are in :data:`SCALES`.
-Simulated points go through :func:`infsched.sweep.run_sweep`, so they run on ``workers``
+Simulated points go through :func:`infsched.sweep.run_sweep`, so they run on ``n_jobs``
 processes and are cached on disk: an interrupted run resumes without recomputing finished points.
 
 The ``claims_*`` functions turn a figure's DataFrame into the quantities listed for that figure
@@ -121,9 +121,9 @@ def point_cost(point: dict) -> float:
     return float(point["n_jobs"]) + 1e5
 
 
-def _run(points: list[dict], workers: int | None, cache, progress: bool = False) -> pd.DataFrame:
+def _run(points: list[dict], n_jobs: int | None, cache, progress: bool = False) -> pd.DataFrame:
     df = run_sweep(simulate_point, points, cache_dir=cache,
-                   n_jobs=default_processes(workers, name="workers"), progress=progress,
+                   n_jobs=default_processes(n_jobs), progress=progress,
                    version=_code_version(), cost=point_cost)
     df["ratio_to_bound"] = df["latency"] / df["T_lp"]
     return df
@@ -132,14 +132,14 @@ def _run(points: list[dict], workers: int | None, cache, progress: bool = False)
 # --------------------------------------------------------------------------- Fig. 1
 
 def fig1(scale: str = "default", seed: int = 0, *, n: int = 256, a_star: float = 76.0,
-         rhos=None, workers: int | None = None, cache=None) -> pd.DataFrame:
+         rhos=None, n_jobs: int | None = None, cache=None) -> pd.DataFrame:
     """Fig. 1: JIQ-fast, JIQ-accurate and TAD-OP, accuracy and latency against load."""
     s = get_scale(scale)
     rhos = np.linspace(0.1, 0.9, s.fig1_points) if rhos is None else np.asarray(rhos, float)
     points = [dict(policy=pol, n=n, a_star=a_star, rho=float(r), service="exp", n_jobs=s.fig1_jobs,
                    seed=point_seed(seed, 1, n, a_star, r))
               for r in rhos for pol in ("jiq-fast", "jiq-accurate", "tad-op")]
-    return _run(points, workers, cache, progress=scale == "paper")
+    return _run(points, n_jobs, cache, progress=scale == "paper")
 
 
 def claims_fig1(df: pd.DataFrame) -> dict[str, bool]:
@@ -167,7 +167,7 @@ def fig1_latency_ratio(df: pd.DataFrame) -> pd.Series:
 # --------------------------------------------------------------------------- Fig. 4
 
 def fig4(scale: str = "default", seed: int = 0, *, rho: float = 0.5, a_stars=FIG4_TARGETS,
-         ns=None, workers: int | None = None, cache=None) -> pd.DataFrame:
+         ns=None, n_jobs: int | None = None, cache=None) -> pd.DataFrame:
     """Fig. 4: R-JIQ latency against n at fixed load, exponential and deterministic service.
 
     β = log_n(1/(1−ρ)) (spec §9.3), so R-JIQ mixes p*(λ) with p*(λ^max) by w = n^{−γ}; the
@@ -183,7 +183,7 @@ def fig4(scale: str = "default", seed: int = 0, *, rho: float = 0.5, a_stars=FIG
                 points.append(dict(policy="r-jiq", n=n, a_star=float(a_star), rho=rho,
                                    service=service, n_jobs=jobs,
                                    seed=point_seed(seed, 4, n, a_star)))
-    df = _run(points, workers, cache, progress=scale == "paper")
+    df = _run(points, n_jobs, cache, progress=scale == "paper")
     df["zero_wait"] = [bound.rjiq_zero_wait_latency(MAIN, a, lam, int(n))
                        for a, lam, n in zip(df["a_star"], df["lam"], df["n"])]
     return df
@@ -240,7 +240,7 @@ def claims_fig5(crossings: pd.DataFrame) -> dict[str, float]:
 
 def load_sweep(n: int, service: str, jobs: int, *, scale: str = "default", seed: int = 0,
                a_stars=None, n_points: int | None = None, policies=POLICIES,
-               workers: int | None = None, cache=None) -> pd.DataFrame:
+               n_jobs: int | None = None, cache=None) -> pd.DataFrame:
     """Accuracy and latency of R-JIQ, TAD and TAD-OP against ρ = 1 − n^{−β} (Section 7.1)."""
     s = get_scale(scale)
     require(isinstance(n, (int, np.integer)) and n >= 1, "n", n, "must be a positive integer")
@@ -250,7 +250,7 @@ def load_sweep(n: int, service: str, jobs: int, *, scale: str = "default", seed:
     points = [dict(policy=pol, n=n, a_star=a, rho=float(r), service=service, n_jobs=jobs,
                    seed=point_seed(seed, 6, n, a, r))
               for a in a_stars for r in rhos for pol in policies]
-    df = _run(points, workers, cache, progress=scale == "paper")
+    df = _run(points, n_jobs, cache, progress=scale == "paper")
     df["accuracy_bound"] = [float(bound.lp_lower_bound(MAIN, a, lam).p @ MAIN.a_arr)
                             for a, lam in zip(df["a_star"], df["lam"])]
     return df
@@ -273,6 +273,18 @@ def fig8(scale: str = "default", seed: int = 0, **kw) -> pd.DataFrame:
 
 def _wide(df: pd.DataFrame, value: str) -> pd.DataFrame:
     return df.pivot_table(index=["a_star", "rho"], columns="policy", values=value)
+
+
+def sweep_table(df: pd.DataFrame, value: str, *, bound: bool = False, digits: int = 3) -> pd.DataFrame:
+    """One row per (a*, ρ) of a load sweep (Figs. 6-8), one column per policy holding ``value``,
+    plus the bound ``T_lp`` if ``bound``; ρ rounded to 3 decimals, values to ``digits``."""
+    t = _wide(df, value)
+    if bound:
+        t = t.join(df.drop_duplicates(["a_star", "rho"]).set_index(["a_star", "rho"])["T_lp"])
+    t = t.rename(columns={"r-jiq": "R-JIQ", "tad": "TAD", "tad-op": "TAD-OP"}).round(digits)
+    t.columns.name = None
+    t.index = t.index.set_levels(t.index.levels[1].to_numpy().round(3), level="rho")
+    return t
 
 
 def tadop_exceptions(df: pd.DataFrame, slack: float = 0.01) -> pd.DataFrame:
@@ -355,7 +367,7 @@ def _tv_version() -> str:
 
 
 def time_varying(figure: str, scale: str = "default", seed: int = 0, *, n: int | None = None,
-                 samples_per_phase: int = 50, window: int = 1000, workers: int | None = None,
+                 samples_per_phase: int = 50, window: int = 1000, n_jobs: int | None = None,
                  cache=None) -> dict[str, pd.DataFrame]:
     """Figs. 9–10: number in system and running accuracy of TAD and TAD-OP over time.
 
@@ -373,7 +385,7 @@ def time_varying(figure: str, scale: str = "default", seed: int = 0, *, n: int |
                    run=run, seed=int(seed), samples_per_phase=int(samples_per_phase),
                    window=int(window)) for policy in policies for run in range(s.tv_runs)]
     runs = run_sweep(time_varying_run, points, cache_dir=cache,
-                     n_jobs=default_processes(workers, name="workers"), version=_tv_version())
+                     n_jobs=default_processes(n_jobs), version=_tv_version())
     traces, summary = [], []
     for policy in policies:
         Ns, accs = [], []
