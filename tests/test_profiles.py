@@ -408,3 +408,23 @@ def test_loader_missing_file(data_copy):
     (data_copy / "profiles" / "ramsis_image.csv").unlink()
     with pytest.raises(ConfigError, match="ramsis_image.csv: not found"):
         load_profile("ramsis-image", data_dir=data_copy)
+
+
+def test_lstsq_extrapolation_is_the_artifacts_least_squares_line():
+    """Ours continues the secant through batch 1 and B from l(m, B); the RAMSIS artifact's rule
+    (an option) takes the values of the least-squares line through every profiled batch."""
+    import numpy as np
+
+    from infsched.profiles import load_profile
+
+    p = load_profile("ramsis-image")
+    B = p.max_batch
+    b = np.arange(1, B + 1)
+    for m in (0, p.n_models - 1):
+        beta, alpha = np.polyfit(b, p.latency_ms[m], 1)
+        assert p.extrapolation_slope("lstsq")[m] == pytest.approx(beta, rel=1e-9)
+        assert p.latency(m, B + 5, extrapolation="lstsq") == pytest.approx(alpha + beta * (B + 5), rel=1e-9)
+        assert p.latency(m, B + 5) == pytest.approx(p.latency_ms[m, -1] + 5 * p.extrapolation_slope()[m])
+    np.testing.assert_array_equal(p.latency_table(B + 3, "lstsq")[:, :B], p.latency_ms)
+    with pytest.raises(ConfigError, match="extrapolation"):
+        p.latency_table(B + 3, "cubic")

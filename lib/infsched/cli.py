@@ -282,6 +282,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _parser().parse_args(argv)
         if getattr(args, "scale", None) is not None and args.scale not in SCALES:
             raise ConfigError(f"scale = {args.scale!r}: must be one of " + ", ".join(SCALES))
+        if args.command in ("run", "sweep", "refresh-nbval"):
+            from .params import check_environment
+
+            check_environment()  # $INFSCHED_WORKERS ... before any import or kernel
         return int(args.func(args))
     except SystemExit as exc:  # --help
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2

@@ -16,7 +16,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from .errors import ConfigError, config_error, require
+from .errors import ConfigError, config_error, one_of, require
 
 __all__ = [
     "QUANTILE_LEVELS",
@@ -32,6 +32,8 @@ __all__ = [
 
 #: Quantile levels of ``Profile.spread``'s last axis: min, p50, p95, p99, max.
 QUANTILE_LEVELS: tuple[float, ...] = (0.0, 0.5, 0.95, 0.99, 1.0)
+#: how a latency beyond the largest profiled batch is extrapolated (:meth:`Profile.extrapolation_slope`)
+EXTRAPOLATIONS = ("secant", "lstsq")
 _P95_COLUMN = QUANTILE_LEVELS.index(0.95)
 
 
@@ -204,31 +206,61 @@ class Profile:
                 f"must be a model index in [0, {self.n_models - 1}]")
         require(_is_int(b) and b >= 1, "b", b, "must be an integer batch size >= 1")
 
-    def extrapolation_slope(self) -> np.ndarray:
-        """(M,) ms per extra query beyond ``B``: ``(l(m,B) - l(m,1)) / (B - 1)``, 0 if B == 1.
+    def extrapolation_slope(self, rule: str = "secant") -> np.ndarray:
+        """(M,) ms per extra query beyond ``B``; 0 if B == 1.
 
-        The secant over the profiled range keeps the extrapolation non-decreasing and
-        continuous at ``B`` (a batch above B only arises when a caller asks for it).
+        ``rule="secant"`` (ours, the default): ``(l(m,B) - l(m,1)) / (B - 1)``, the line through
+        batch 1 and batch B, which keeps the extrapolation non-decreasing and continuous at
+        ``B`` (a batch above B only arises when a caller asks for it). ``rule="lstsq"``: the
+        slope of the least-squares line through every profiled batch size, as the RAMSIS
+        artifact fits it (``profile_utils.get_pt_latency_dist_accuracy_list``:
+        ``sklearn.linear_model.LinearRegression`` over the measured batch sizes).
         """
+        one_of("rule", rule, EXTRAPOLATIONS)
         B = self.max_batch
         if B == 1:
             return np.zeros(self.n_models)
+        if rule == "lstsq":
+            b = np.arange(1, B + 1, dtype=float)
+            bc = b - b.mean()
+            return (self.latency_ms - self.latency_ms.mean(axis=1, keepdims=True)) @ bc / (bc @ bc)
         return (self.latency_ms[:, -1] - self.latency_ms[:, 0]) / (B - 1)
 
-    def latency(self, m: int, b: int) -> float:
-        """``l(m, b)`` in ms: the profiled p95 for ``b <= B``, linear extrapolation beyond."""
+    def _beyond(self, b: np.ndarray, rule: str) -> np.ndarray:
+        """(M, len(b)) latencies at batches ``b > B`` under ``rule`` (see
+        :meth:`extrapolation_slope`): the secant continued from ``l(m, B)``, or the
+        least-squares line itself, ``α_m + β_m b`` (the artifact's values, not anchored at B)."""
+        B = self.max_batch
+        slope = self.extrapolation_slope(rule)[:, None]
+        if rule == "lstsq":
+            mean_l = self.latency_ms.mean(axis=1, keepdims=True)
+            return mean_l + slope * (b[None, :] - (B + 1) / 2.0)
+        return self.latency_ms[:, -1:] + slope * (b[None, :] - B)
+
+    def latency(self, m: int, b: int, extrapolation: str = "secant") -> float:
+        """``l(m, b)`` in ms: the profiled p95 for ``b <= B``, linear extrapolation beyond
+        (``extrapolation``: ``"secant"``, ours, or ``"lstsq"``, the artifact's; see
+        :meth:`extrapolation_slope`)."""
         self._check_mb(m, b)
+        one_of("extrapolation", extrapolation, EXTRAPOLATIONS)
         B = self.max_batch
         if b <= B:
             return float(self.latency_ms[m, b - 1])
+        if extrapolation == "lstsq":
+            return float(self._beyond(np.array([float(b)]), "lstsq")[m, 0])
         return float(self.latency_ms[m, -1] + self.extrapolation_slope()[m] * (b - B))
 
-    def latency_table(self, b_max: int) -> np.ndarray:
-        """(M, b_max) table of ``l(m, b)`` for ``b = 1..b_max`` (extrapolated past ``B``)."""
+    def latency_table(self, b_max: int, extrapolation: str = "secant") -> np.ndarray:
+        """(M, b_max) table of ``l(m, b)`` for ``b = 1..b_max`` (extrapolated past ``B`` by
+        ``extrapolation``: ``"secant"``, ours, or ``"lstsq"``, the artifact's)."""
         require(_is_int(b_max) and b_max >= 1, "b_max", b_max, "must be an integer >= 1")
+        one_of("extrapolation", extrapolation, EXTRAPOLATIONS)
         B = self.max_batch
         if b_max <= B:
             return self.latency_ms[:, :b_max].copy()
+        if extrapolation == "lstsq":
+            return np.hstack([self.latency_ms,
+                              self._beyond(np.arange(B + 1, b_max + 1, dtype=float), "lstsq")])
         extra = np.arange(1, b_max - B + 1, dtype=float)
         tail = self.latency_ms[:, -1:] + self.extrapolation_slope()[:, None] * extra[None, :]
         return np.hstack([self.latency_ms, tail])

@@ -430,6 +430,11 @@ def run_chapter(
     if scale is not None and "scale" in info.parameters:
         params["scale"] = scale
     require(isinstance(kernel, str) and kernel != "", "kernel", kernel, "must be a kernel name")
+    # every value checked now, before a kernel starts (infsched.params: the chapter's schema)
+    from .params import check_chapter_parameters, check_environment
+
+    check_environment()
+    params = check_chapter_parameters(name, params, info.parameters)
 
     out = Path(out_dir) if out_dir is not None else \
         book_dir().parent / "_build" / "runs" / f"{name}-{_param_hash(params, scale)}"

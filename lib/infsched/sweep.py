@@ -723,8 +723,16 @@ def chapter_grid(chapter: str, params: Mapping[str, Sequence[Any]] | None = None
     experiment, combination of ``params`` values (their cartesian product) and seed."""
     from .runner import SCALES
 
+    from .params import CHAPTER_ALIASES
+
     table = chapter_experiments(chapter)
     params = dict(params or {})
+    typed: dict[str, str] = {}  # keyword -> the name the caller used for it
+    for alias, kw in CHAPTER_ALIASES.get(chapter, {}).items():  # the chapter's name for a keyword
+        if alias in params:
+            require(kw not in params, "parameter", alias, f"is {chapter}'s name for {kw}; give one of them")
+            params = {(kw if k == alias else k): v for k, v in params.items()}
+            typed[kw] = alias
     names = list(table) if experiments is None else list(experiments)
     require(len(names) > 0, "experiments", names, "name at least one experiment")
     for e in names:
@@ -747,7 +755,8 @@ def chapter_grid(chapter: str, params: Mapping[str, Sequence[Any]] | None = None
             if name not in taken and not open_:
                 takers = [x for x in table if name in experiment_parameters(table[x])[0]]
                 hint = (f"; experiments that take it: {', '.join(takers)}" if takers else "")
-                raise config_error("parameter", name, f"experiment {e} of {chapter} does not take it; "
+                raise config_error("parameter", typed.get(name, name),
+                                   f"experiment {e} of {chapter} does not take it; "
                                    f"it takes {', '.join(taken) if taken else 'no parameters'}{hint}")
     combos = list(itertools.product(*params.values()))
     return [{"chapter": chapter, "experiment": e, "scale": scale, "seed": int(s),

@@ -21,6 +21,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from infsched.limits import check_memory
 from infsched.errors import config_error, one_of, require
 
 __all__ = ["INSTANCE_TYPES", "SHORT_NAMES", "PRICES", "MODELS", "QOS_MS", "BATCHES", "BASE",
@@ -51,7 +52,10 @@ def check_model(model: str) -> str:
 
 
 def check_budget(budget: float) -> float:
-    """A budget in $/hour that buys at least one base instance."""
+    """A budget in $/hour that buys at least one base instance (a number: a string is
+    rejected, not converted)."""
+    if isinstance(budget, (str, bytes, bool, np.bool_)):
+        raise config_error("budget", budget, "must be a number ($/hour)")
     try:
         b = float(budget)
     except (TypeError, ValueError):
@@ -92,6 +96,10 @@ def config_label(x) -> str:
 @lru_cache(maxsize=8)
 def _configurations(budget: float) -> np.ndarray:
     most = [int(np.floor((budget + BUDGET_TOL) / p)) for p in PRICES]
+    cells = float(np.prod([k + 1.0 for k in most]))
+    # the grid of every count vector, twice over (meshgrid, then the stacked copy), int64 x 4
+    check_memory("budget", budget, 2 * cells * 4 * 8,
+                 f"enumerating the configurations within {budget:g} $/hour")
     grid = np.stack(np.meshgrid(*[np.arange(k + 1) for k in most], indexing="ij"), -1)
     grid = grid.reshape(-1, 4)
     keep = (grid @ PRICES <= budget + BUDGET_TOL) & (grid[:, BASE] >= 1)

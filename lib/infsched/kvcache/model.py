@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from infsched.limits import check_memory
 from infsched.errors import InfeasibleError, config_error, require
 
 __all__ = ["Instance", "ScheduleCheck", "memory_profile", "check_schedule", "total_latency"]
@@ -75,6 +76,12 @@ class Instance:
     def n(self) -> int:
         return int(self.arrival.size)
 
+    @property
+    def min_rounds(self) -> int:
+        """A lower bound on the rounds of any schedule: every request runs ``o_i`` rounds after
+        it arrives, so the last one ends no earlier than ``max_i(a_i + o_i)``."""
+        return int((self.arrival + self.output).max())
+
     @classmethod
     def at_zero(cls, prompt, output, M: int) -> "Instance":
         """Every request released at time 0 (the paper's Arrival Model 1)."""
@@ -114,6 +121,8 @@ def memory_profile(inst: Instance, starts) -> np.ndarray:
             "starts", "...", "must be whole numbers >= 0 for every request")
     p = p.astype(np.int64)
     horizon = int((p + inst.output).max()) if inst.n else 0
+    check_memory("output", int(inst.output.max()), 24.0 * (horizon + 2),
+                 f"the memory profile over {horizon} rounds (three int64 arrays per round)")
     # each request adds a ramp s+1, s+2, ..., s+o on (p, p+o]: a constant s and a linear part,
     # both laid down with first and second differences so the whole profile costs O(n + horizon)
     const = np.zeros(horizon + 2, dtype=np.int64)

@@ -39,6 +39,7 @@ import numpy as np
 
 from infsched.errors import config_error, one_of, require
 from infsched.kvcache import engine as _engine
+from infsched.limits import check_memory
 from infsched.kvcache.policies import MemoryLedger
 from infsched.kvcache.timing import BatchTimeModel
 
@@ -151,6 +152,12 @@ def simulate(arrival, prompt, output, M: int, config: SimConfig,
         require(isinstance(clearing_rng, np.random.Generator), "clearing_rng",
                 type(clearing_rng).__name__, "must be a numpy Generator for 'alpha-beta'")
     n = a.size
+    if n:  # the engine's ledger of memory freed per future round reaches the last request's
+        # end, max(a + o) at least (8 bytes a round), and it logs memory, clock and queue for
+        # every round it runs (24 bytes a round, up to max_rounds)
+        ends = int((a + o).max())
+        check_memory("output", int(o.max()), 8.0 * ends + 24.0 * min(ends, int(config.max_rounds)),
+                     f"a run whose requests end in round {ends} or later")
     order = np.lexsort((np.arange(n), a))
     if engine == "numba":
         rng = clearing_rng if clearing_rng is not None else np.random.default_rng(0)

@@ -130,9 +130,18 @@ def get_scale(scale: str) -> Scale:
 def check_workers(workers: int, slo_ms: float, sc: Scale) -> None:
     """The chapter's main experiments sweep ``sc.loads``: the pool must at least carry the lowest
     of them within the SLO (``ConfigError`` naming ``workers`` otherwise)."""
+    require(isinstance(slo_ms, (int, float, np.integer, np.floating)) and not isinstance(slo_ms, bool)
+            and np.isfinite(slo_ms) and slo_ms > 0, "slo_ms", slo_ms, "must be a finite number > 0 (ms)")
+    require(isinstance(workers, (int, np.integer)) and not isinstance(workers, bool) and workers >= 1,
+            "workers", workers, "must be an integer >= 1")
     prof = get_profile("image")
     need = min(sc.loads)
-    k_min = next(k for k in range(1, 100_000) if capacity_qps(prof, k, slo_ms) > need)
+    per_worker = capacity_qps(prof, 1, slo_ms)
+    if per_worker <= 0:
+        fastest = float(prof.latency_table(1)[:, 0].min())
+        raise config_error("slo_ms", slo_ms, f"no image model serves even one query within it (the "
+                           f"fastest takes {fastest:g} ms at batch 1): no number of workers can")
+    k_min = int(np.floor(need / per_worker)) + 1  # capacity is linear in the workers
     require(isinstance(workers, int) and workers >= k_min, "workers", workers,
             f"at SLO {slo_ms:g} ms the image models need at least {k_min} workers to serve the "
             f"lowest load of the sweep ({need:g} QPS) within the SLO")

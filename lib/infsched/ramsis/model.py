@@ -24,6 +24,8 @@ BATCHING = ("max", "variable")
 
 
 def _positive(name: str, value: object) -> float:
+    if isinstance(value, (str, bytes, bool, np.bool_)):  # rejected, not converted
+        raise config_error(name, value, "must be a number")
     try:
         v = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -76,10 +78,23 @@ def slack_grid(profile, cfg: MDPConfig) -> np.ndarray:
     """The slack grid ``T_w`` (ms), increasing from 0 to SLO (spec §2.1)."""
     slo = cfg.slo_ms
     if cfg.discretisation == "fld":
+        check_mdp_memory(cfg, len(profile.accuracy), cfg.d + 1, "d")
         return np.linspace(0.0, slo, cfg.d + 1)
     lat = profile.latency_table(cfg.n_max)
     inner = lat[(lat > 0) & (lat < slo)]
     return np.unique(np.concatenate([[0.0, slo], inner]))
+
+
+def check_mdp_memory(cfg: MDPConfig, n_models: int, n_grid: int, name: str = "d") -> None:
+    """Refuse (a ConfigError naming ``name``) an MDP whose arrays cannot fit: per state
+    ``(n, T_j)``, ``N·J + 1`` of them, its action table holds latency, validity, reward and
+    τ index per model (25 bytes each) and its phase law 8 bytes per worker; the transition
+    kernels come on top, so this is a lower bound."""
+    from infsched.limits import check_memory
+
+    states = cfg.n_max * float(n_grid) + 1
+    check_memory(name, getattr(cfg, name, n_grid), states * (25 * (n_models + 1) + 8 * cfg.workers),
+                 f"the worker MDP's {states:.3g} states")
 
 
 def capacity_qps(profile, workers: int, slo_ms: float | None = None, n_max: int = 32) -> float:

@@ -26,7 +26,12 @@ Semantics shared by both engines and by the simpy reference (:mod:`infsched.rams
   of central arrivals in ``(t − 500 ms, t]`` divided by 0.5 s, and ``p`` the lowest grid load
   ``≥`` the estimate, or the highest grid load above the grid.
 * **Latency** ``l(m, b)`` is the profile's p95 table, extrapolated linearly beyond its largest
-  batch ``B`` (``l(m, B) + (b − B)·slope(m)``, the artifact's rule). With ``latency="sampled"``
+  batch ``B``: ``l(m, B) + (b − B)·slope(m)`` with ``slope(m)`` the secant through batch 1 and
+  batch ``B`` (:meth:`infsched.profiles.Profile.extrapolation_slope`, rule ``"secant"``). This is
+  our rule, not the artifact's: the artifact fits a least-squares line through every profiled
+  batch size and uses its values (``profile_utils.py``); ``Profile.latency_table(b_max,
+  extrapolation="lstsq")`` gives that rule for comparison. Only the fallback batches above
+  ``N = B`` use it. With ``latency="sampled"``
   each batch takes ``l(m, b)`` times a factor drawn by inverse CDF from the profile's quantile
   spread (piecewise linear through ``QUANTILE_LEVELS``; batches beyond ``B`` use the spread at
   ``B``). One uniform per query is pre-drawn in arrival order from the ``rng`` passed in, and a

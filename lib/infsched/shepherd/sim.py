@@ -61,6 +61,7 @@ import numpy as np
 from numba import njit
 
 from infsched.errors import config_error, one_of, require
+from infsched.limits import check_memory
 from infsched.shepherd.model import B_MAX, ModelSet, Requests
 
 __all__ = ["POLICIES", "BATCHGENS", "PREEMPT_DELAYS", "LAMBDA", "SimResult", "simulate",
@@ -773,6 +774,12 @@ class SimResult:
         return pre, done
 
 
+def bytes_per_gpu(b_max: int = B_MAX) -> int:
+    """The engine's memory per GPU: its running batch's members and the two scratch rows
+    (``b_max`` int64 each), and five scalars; a lower bound for the memory check."""
+    return 8 * (3 * int(b_max) + 5)
+
+
 def _check(requests, models, n_gpus, policy, lam, b_max, batchgen, eps_exec, preempt_delay,
            controller_us, seed, cw_pow2) -> None:
     """Validate every argument of :func:`simulate` (ConfigError naming the parameter)."""
@@ -790,6 +797,7 @@ def _check(requests, models, n_gpus, policy, lam, b_max, batchgen, eps_exec, pre
             lam, "must be a finite number > 1 (the preemption threshold λ of Theorem 5.2)")
     require(isinstance(b_max, (int, np.integer)) and not isinstance(b_max, bool) and b_max >= 1,
             "b_max", b_max, "must be an integer >= 1 (the largest batch)")
+    check_memory("n_gpus", n_gpus, n_gpus * bytes_per_gpu(b_max), f"the state of {n_gpus} GPUs")
     require(isinstance(eps_exec, (int, float, np.number)) and np.isfinite(eps_exec)
             and eps_exec >= 0, "eps_exec", eps_exec, "must be a finite number >= 0")
     require(isinstance(controller_us, (int, float, np.number)) and np.isfinite(controller_us)

@@ -156,13 +156,29 @@ def lp_lower_bound(params: SystemParams, a_star: float, lam: float, *,
         raise _above_lam_max(lam, lmax, a_star)
     lam_solve = lmax * (1.0 - 1e-12) if lam >= lmax * (1.0 - LAM_REL_TOL) else lam
     K = params.K
+    name = f"LP lower bound (eq. 3) at λ = {lam:g}, a* = {a_star:g}"
+    if lam_solve < SMALL_LAM * float(params.capacity.sum()):
+        # at tiny λ the traffic form's right-hand sides fall below the solver's feasibility
+        # tolerance (1e-7): it called λ = 1e-7 infeasible. Solve for p = x/λ instead, whose
+        # rows are O(1) and whose capacity bounds μα/λ are merely large (and inactive)
+        sol = solve_lp(1.0 / params.mu_arr, A_ub=-params.a_arr.reshape(1, K), b_ub=[-a_star],
+                       A_eq=np.ones((1, K)), b_eq=[1.0],
+                       bounds=[(0.0, float(c) / lam_solve) for c in params.capacity],
+                       backend=backend, name=name)
+        return LPBound(lam=lam, a_star=a_star, T=sol.objective, p=np.clip(sol.x, 0.0, None))
     sol = solve_lp(1.0 / params.mu_arr,
                    A_ub=-params.a_arr.reshape(1, K), b_ub=[-a_star * lam_solve],
                    A_eq=np.ones((1, K)), b_eq=[lam_solve],
                    bounds=[(0.0, float(c)) for c in params.capacity],
-                   backend=backend, name=f"LP lower bound (eq. 3) at λ = {lam:g}, a* = {a_star:g}")
+                   backend=backend, name=name)
     x = np.clip(sol.x, 0.0, None)
     return LPBound(lam=lam, a_star=a_star, T=sol.objective / lam_solve, p=x / lam_solve)
+
+
+#: below this share of the total capacity Σμα, :func:`lp_lower_bound` solves for the routing p
+#: rather than the traffic x = λp (whose right-hand sides would fall under the solver's
+#: tolerances); every λ the book plots is far above it, so their numbers are the traffic form's
+SMALL_LAM = 1e-4
 
 
 # --------------------------------------------------------------------------------------------

@@ -238,6 +238,15 @@ def claims_fig5(crossings: pd.DataFrame) -> dict[str, float]:
 
 # --------------------------------------------------------------------------- Figs. 6-8
 
+def _check_targets(name: str, values) -> tuple[float, ...]:
+    """Accuracy targets a* (%): a non-empty list of finite numbers in (0, 100], not strings."""
+    ok = isinstance(values, (list, tuple, np.ndarray)) and len(values) > 0 and all(
+        isinstance(a, (int, float, np.integer, np.floating)) and not isinstance(a, (bool, np.bool_))
+        and np.isfinite(a) and 0 < a <= 100 for a in values)
+    require(ok, name, values, "must be a non-empty list of accuracy targets a* in (0, 100] (%)")
+    return tuple(float(a) for a in values)
+
+
 def load_sweep(n: int, service: str, jobs: int, *, scale: str = "default", seed: int = 0,
                a_stars=None, n_points: int | None = None, policies=POLICIES,
                n_jobs: int | None = None, cache=None) -> pd.DataFrame:
@@ -245,8 +254,14 @@ def load_sweep(n: int, service: str, jobs: int, *, scale: str = "default", seed:
     s = get_scale(scale)
     require(isinstance(n, (int, np.integer)) and n >= 1, "n", n, "must be a positive integer")
     jobs = n * s.jobs_per_server if s.jobs_per_server else jobs
-    a_stars = s.sweep_targets if a_stars is None else tuple(float(a) for a in a_stars)
-    rhos = sweep_rhos(n, n_points or s.sweep_betas)
+    a_stars = s.sweep_targets if a_stars is None else _check_targets("a_stars", a_stars)
+    require(n_points is None or (isinstance(n_points, (int, np.integer)) and not isinstance(n_points, bool)
+                                 and n_points >= 1), "n_points", n_points,
+            "must be None (the scale's) or an integer >= 1 (loads per target)")
+    require(isinstance(policies, (list, tuple)) and len(policies) > 0
+            and all(p in POLICIES for p in policies), "policies", policies,
+            "must be a non-empty list of " + ", ".join(map(repr, POLICIES)))
+    rhos = sweep_rhos(n, s.sweep_betas if n_points is None else n_points)
     points = [dict(policy=pol, n=n, a_star=a, rho=float(r), service=service, n_jobs=jobs,
                    seed=point_seed(seed, 6, n, a, r))
               for a in a_stars for r in rhos for pol in policies]

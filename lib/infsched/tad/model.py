@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,10 +12,18 @@ from infsched.errors import InfeasibleError, config_error, require
 
 
 def _as_tuple(name: str, values) -> tuple[float, ...]:
+    """``values`` as floats; a string, or an element that is not a real number (a string, a
+    bool), is rejected rather than converted."""
+    def real(v) -> bool:
+        return isinstance(v, (numbers.Real, np.floating, np.integer)) and not isinstance(v, (bool, np.bool_))
+
     try:
-        out = tuple(float(v) for v in values)
-    except (TypeError, ValueError):
-        raise config_error(name, values, "must be a sequence of numbers") from None
+        ok = not isinstance(values, (str, bytes)) and all(real(v) for v in values)
+    except TypeError:
+        ok = False
+    if not ok:
+        raise config_error(name, values, "must be a sequence of numbers (not strings or booleans)")
+    out = tuple(float(v) for v in values)
     require(len(out) >= 1, name, values, "must hold at least one class")
     require(all(math.isfinite(v) for v in out), name, values, "must be finite numbers")
     return out

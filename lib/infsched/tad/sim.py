@@ -45,6 +45,7 @@ import numpy as np
 from numba import njit
 
 from infsched.errors import ConfigError, InfeasibleError, config_error, one_of, require
+from infsched.limits import check_memory, warn_long
 from infsched.tad.model import SystemParams
 from infsched.tad.policies import (
     POLICY_NAMES,
@@ -788,6 +789,13 @@ def _result(eng: _Engine, params: SystemParams, record_arrays) -> SimResult:
 
 # ============================================================================ validation
 
+#: the engine's arrays per server (free_at, stk, fq_t, fq_s, q: 8 bytes each), for the memory check
+BYTES_PER_SERVER = 40
+#: jobs per second of one core, on the fast side of what was measured here (5 M/s on a busy
+#: machine), so that the time a long run is announced to take is a lower bound
+JOBS_PER_SECOND = 1e7
+
+
 def _check_int(name, value, low=1):
     require(isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
             and value >= low, name, value, f"must be an integer ≥ {low}")
@@ -860,8 +868,10 @@ def check_run_args(params: SystemParams, service, n, n_jobs, warmup):
     """Validate the arguments every simulator shares; returns them normalised."""
     service = one_of("service", service, SERVICES)
     n = _check_int("n", n)
+    check_memory("n", n, BYTES_PER_SERVER * n, f"the state of {n} servers")
     params.class_sizes(n)
     n_jobs = _check_int("n_jobs", n_jobs)
+    warn_long(f"simulating n_jobs = {n_jobs} arrivals", n_jobs / JOBS_PER_SECOND)
     try:
         warmup = float(warmup)
     except (TypeError, ValueError):

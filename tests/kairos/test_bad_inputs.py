@@ -1,0 +1,28 @@
+"""Bad inputs to the KAIROS package: each a ConfigError whose message names the parameter."""
+
+import pytest
+
+from infsched.errors import ConfigError
+from infsched.kairos import experiments as ex
+from infsched.kairos import model
+
+CASES = [
+    ("budget", lambda: model.configurations(1e9)),
+    ("budget", lambda: model.configurations("2.5")),
+    ("budget", lambda: model.configurations(float("nan"))),
+    ("budget", lambda: model.configurations(0.1)),
+    ("model", lambda: ex.check_parameters("bert", 2.5, "mean")),
+    ("service", lambda: ex.check_parameters("rm2", 2.5, "median")),
+]
+
+
+@pytest.mark.parametrize("name, call", CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])
+def test_bad_input_names_its_parameter(name, call):
+    with pytest.raises(ConfigError) as info:
+        call()
+    assert str(info.value).startswith(f"{name} = "), str(info.value)
+
+
+def test_a_budget_that_cannot_be_enumerated_gives_the_estimate():
+    with pytest.raises(ConfigError, match=r"budget = 1000000000.0: .* of memory, more than the limit"):
+        model.configurations(1e9)

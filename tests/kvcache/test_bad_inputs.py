@@ -1,0 +1,34 @@
+"""Bad inputs to the KV-cache package: each a ConfigError whose message names the parameter."""
+
+import numpy as np
+import pytest
+
+from infsched.errors import ConfigError
+from infsched.kvcache import experiments as ex
+from infsched.kvcache import model, sim
+
+HUGE = dict(arrival=np.array([0, 0]), prompt=np.array([10, 10]), output=np.array([10**12, 10**12]),
+            M=4 * 10**12)
+
+CASES = [
+    ("demand", lambda: ex.check_parameters("medium", 1000, None)),
+    ("n_requests", lambda: ex.check_parameters("high", 0, None)),
+    ("n_requests", lambda: ex.check_parameters("high", 2.5, None)),
+    ("kappa", lambda: ex.check_parameters("high", 1000, "1")),
+    ("output", lambda: sim.simulate(HUGE["arrival"], HUGE["prompt"], HUGE["output"], HUGE["M"],
+                                    sim.SimConfig("mc-sf"))),
+    ("output", lambda: model.check_schedule(model.Instance(**HUGE), [0, 0])),
+    ("M", lambda: model.Instance(np.array([0]), np.array([1]), np.array([1]), "8")),
+]
+
+
+@pytest.mark.parametrize("name, call", CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])
+def test_bad_input_names_its_parameter(name, call):
+    with pytest.raises(ConfigError) as info:
+        call()
+    assert str(info.value).startswith(f"{name} = "), str(info.value)
+
+
+def test_requests_of_1e12_tokens_are_refused_with_the_estimate():
+    with pytest.raises(ConfigError, match=r"TiB of memory, more than the limit"):
+        sim.simulate(HUGE["arrival"], HUGE["prompt"], HUGE["output"], HUGE["M"], sim.SimConfig("mc-sf"))

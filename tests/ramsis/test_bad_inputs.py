@@ -1,0 +1,58 @@
+"""Bad inputs to the RAMSIS package: each a ConfigError whose message names the parameter."""
+
+import pandas as pd
+import pytest
+
+from infsched.errors import ConfigError
+from infsched.ramsis import experiments as ex
+from infsched.ramsis.model import MDPConfig, slack_grid
+from infsched.report import find_data_dir
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("profiles")
+    raw = pd.read_csv(find_data_dir() / "profiles" / "measured_cpu.csv")
+    (d / "empty.csv").write_bytes(b"")
+    (d / "binary.csv").write_bytes(bytes(range(256)) * 4)
+    absurd = raw.copy()
+    absurd.loc[0, "p95_ms"] = 1e300
+    absurd.to_csv(d / "absurd.csv", index=False)
+    frac = raw.copy()
+    frac["batch"] = frac["batch"].astype(float)
+    frac.loc[0, "batch"] = 2.5
+    frac.to_csv(d / "fractional.csv", index=False)
+    yield d
+    ex.use_profile("published")
+
+
+def _scale():
+    return ex.get_scale("smoke") if hasattr(ex, "get_scale") else ex.SCALES["smoke"]
+
+
+CASES = [
+    ("slo_ms", lambda f: ex.check_workers(60, 0.001, _scale())),
+    ("slo_ms", lambda f: ex.check_workers(60, "150", _scale())),
+    ("workers", lambda f: ex.check_workers(0, 150.0, _scale())),
+    ("slo_ms", lambda f: MDPConfig("150", 60, 100.0)),
+    ("d", lambda f: slack_grid(ex.get_profile("image"), MDPConfig(150.0, 60, 100.0, d=10**7))),
+    ("profile", lambda f: ex.use_profile(str(f / "empty.csv"))),
+    ("profile", lambda f: ex.use_profile(str(f / "binary.csv"))),
+    ("profile", lambda f: ex.use_profile(str(f / "absurd.csv"))),
+    ("profile", lambda f: ex.use_profile(str(f / "fractional.csv"))),
+    ("profile", lambda f: ex.use_profile(str(f / "missing.csv"))),
+]
+
+
+@pytest.mark.parametrize("name, call", CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])
+def test_bad_input_names_its_parameter(files, name, call):
+    with pytest.raises(ConfigError) as info:
+        call(files)
+    assert str(info.value).startswith(f"{name} = "), str(info.value)
+
+
+def test_what_is_wrong_with_a_profile_is_said(files):
+    for f, why in (("empty", "it is empty"), ("binary", "not text|cannot be read"), ("absurd", "not a plausible latency"),
+                   ("fractional", "must be a whole number")):
+        with pytest.raises(ConfigError, match=why):
+            ex.use_profile(str(files / f"{f}.csv"))
