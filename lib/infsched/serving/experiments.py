@@ -57,6 +57,8 @@ LABELS: dict[str, str] = {
     "ramsis": "RAMSIS",
     "jellyfish+": "Jellyfish+",
     "modelswitching": "ModelSwitching",
+    "flex": "FLEX",
+    "flex-np": "FLEX-NP",
 }
 #: the contenders from the TAD paper: server classes from :func:`tad_split`, knob a*
 TAD_CONTENDERS = ("tad", "tad-batch", "tad-op", "r-jiq")
@@ -291,6 +293,9 @@ def contender_config(name: str, zoo: Zoo, workers: int, slo_ms: float, *, rate_q
     need λ (R-JIQ, RAMSIS, Jellyfish+, ModelSwitching). RAMSIS needs the ``profile`` name (its
     solver reads the profile); ``scale`` sets RAMSIS's grid and ModelSwitching's search length."""
     one_of("contender", name, CONTENDERS)
+    if name in ("flex", "flex-np"):
+        raise config_error("contender", name, "runs on Shepherd's engine, not as a ServingConfig: "
+                           "use infsched.serving.flex.simulate_flex")
     common = dict(workers=workers, slo_ms=slo_ms, service=service)
     if name == "ramsis":
         require(profile is not None, "profile", profile, "RAMSIS needs the profile's name")
@@ -341,6 +346,7 @@ def judge(res, slo_ms: float, warmup: float = 0.1) -> dict[str, float]:
         "mean_latency_ms": float(ls.mean()) if ls.size else float("nan"),
         "p99_latency_ms": float(np.percentile(ls, 99)) if ls.size else float("nan"),
         "dropped": float(1.0 - served.mean()),
+        "served_late": float((served & ~ok).sum() / max(int(served.sum()), 1)),
         "mean_batch": float(res.bsize[k:][served].mean()) if ls.size else float("nan"),
         "min_delta": float(res.min_delta),  # TAD: least running accuracy surplus (0 otherwise)
     }
@@ -358,6 +364,13 @@ def run_point(workload: str, load: float, slo_ms: float, seed: int, n: int, work
     arr = arrivals(workload, rate, n, np.random.default_rng(seed), interval_s=interval_s)
     rows = []
     for name, factor, a_star in runs:
+        if name in ("flex", "flex-np"):  # Shepherd's engine on the same inputs (serving.flex)
+            from .flex import simulate_flex
+
+            res = simulate_flex(zoo, workers, slo_ms * factor, arr, rate, name)
+            rows.append({"contender": name, "slo_factor": factor, "a_star": np.nan,
+                         "rate_qps": rate, "rho_tad": np.nan, **judge(res, slo_ms)})
+            continue
         cfg = contender_config(name, zoo, workers, slo_ms * factor, rate_qps=rate, a_star=a_star,
                                service=service, profile=profile, scale=scale)
         res = simulate(cfg, arrivals=arr, seed=seed)
@@ -459,7 +472,7 @@ def regimes(scale: str = "default", seed: int = 0, *, slo_ms: float = 150.0, K: 
 # ------------------------------------------------------------------------------ tables
 
 METRICS = ("attainment", "accuracy_served", "accuracy_per_arrival", "accuracy_routed",
-           "goodput_qps", "mean_latency_ms", "p99_latency_ms", "dropped", "mean_batch", "rate_qps",
+           "goodput_qps", "mean_latency_ms", "p99_latency_ms", "dropped", "served_late", "mean_batch", "rate_qps",
            "rho_tad")
 
 
@@ -560,6 +573,12 @@ def assumptions_table() -> pd.DataFrame:
          "yes (whole queue)", "no", "yes (mean λ: policy per load)", "per-worker, round-robin", "no"),
         ("ModelSwitching", "RAMSIS baseline", "one model per load level: the most accurate with < 1 % late in a simulation at λ",
          "yes (eager, JF+ cap)", "no", "yes (mean λ)", "central FIFO", "no"),
+        ("FLEX", "Shepherd paper", "one model for the stream (the planner's: HERD's goodput rule); "
+         "BATCHGEN: the largest batch that meets every member's deadline", "yes (deadline-aware)",
+         "yes (a batch |B_g| >= 1.5 |B_c| preempts)", "yes (mean λ, for the model)", "central, per-model EDF",
+         "yes (hopeless requests)"),
+        ("FLEX-NP", "Shepherd paper", "as FLEX", "yes (deadline-aware)", "no", "yes (mean λ, for the model)",
+         "central, per-model EDF", "yes (hopeless requests)"),
         ("Jellyfish+", "RAMSIS baseline", "one model per load level (throughput >= 1.05 λ/K at l <= SLO/2)",
          "yes (eager, capped)", "no", "yes (mean λ)", "central FIFO", "no"),
     ]
@@ -646,7 +665,7 @@ def _not_worse(a: pd.Series, b: pd.Series, col: str, higher: bool) -> pd.Series:
 
 
 def claims(runs: pd.DataFrame, load_summary: pd.DataFrame, a_star: float) -> pd.DataFrame:
-    """The TAD and RAMSIS papers' claims, checked on common ground, computed from the load sweep's runs
+    """The TAD, RAMSIS and Shepherd papers' claims, checked on common ground, computed from the load sweep's runs
     (``runs``, one row per seed) and their summary: below the paper's λ^max of the layout
     (``rho_tad < 1``) where a claim is about a stable system (not typed)."""
     def cells(c):
@@ -693,6 +712,20 @@ def claims(runs: pd.DataFrame, load_summary: pd.DataFrame, a_star: float) -> pd.
             _not_worse(ram.loc[idx], ms.loc[idx], "attainment", True)
         rows.append({"paper": "RAMSIS", "claim": "... without more late queries than either baseline",
                      "on common ground": f"{int(nw.sum())} of {len(nw)} (workload, load) cells (95 % CIs)",
+                     "holds": bool(nw.all())})
+    fx, fnp = cells("flex"), cells("flex-np")
+    if len(fx) and len(fnp):
+        raw_f = runs[runs["contender"] == "flex"]
+        late = float((raw_f["served_late"] > 0).sum())
+        rows.append({"paper": "Shepherd", "claim": "every query FLEX serves meets its deadline (it drops, never serves late)",
+                     "on common ground": f"{int(late)} of {len(raw_f)} runs with a served query past the SLO",
+                     "holds": bool(late == 0)})
+        both = fx.index.intersection(fnp.index)
+        nw = _not_worse(fx.loc[both], fnp.loc[both], "goodput_qps", True)
+        gain = (fx.loc[both, "goodput_qps"] / fnp.loc[both, "goodput_qps"].where(fnp.loc[both, "goodput_qps"] > 0) - 1) * 100
+        rows.append({"paper": "Shepherd", "claim": "preemption (FLEX) gives at least the goodput of FLEX without it",
+                     "on common ground": f"{int(nw.sum())} of {len(nw)} (workload, load) cells (95 % CIs); "
+                                         f"gain {np.nanmin(gain):+.1f} % to {np.nanmax(gain):+.1f} %",
                      "holds": bool(nw.all())})
     ok = tad.dropna(subset=["accuracy_served"])
     below = ok[ok["accuracy_served"] < a_star - 0.05]

@@ -42,6 +42,8 @@ STYLES = {
     "jellyfish+": plotting.PolicyStyle(plotting.PALETTE[1], plotting.DASHDOT, "x"),
     "ramsis": plotting.PolicyStyle("#000000", plotting.SOLID, "*"),
     "modelswitching": plotting.PolicyStyle(plotting.PALETTE[8], plotting.DASHDOT, "v"),
+    "flex": plotting.PolicyStyle(plotting.PALETTE[0], plotting.DASHED, "h"),
+    "flex-np": plotting.PolicyStyle(plotting.PALETTE[9], plotting.DOTTED, "h"),
 }
 
 
