@@ -9,9 +9,12 @@ Rates are simulated queries per second of **CPU time** of this process (``time.p
 the machine is shared), the best of ``REPEATS`` runs of :func:`infsched.serving.simulate`
 (drawing the arrivals and service times included; the summary statistics not). The simpy
 reference (:mod:`infsched.serving.reference`) runs ``REFERENCE_QUERIES`` queries once per row.
-TAD runs with its workers spread evenly over the image profile's Pareto models (a* = 78) at 80%
-of their batch-1 capacity. Beside the paper engines: TAD on the TAD paper's main system (n = 8,
-a* = 76, 0.5 λ^max) on this simulator and on :mod:`infsched.tad.sim`, the same number of jobs.
+The TAD paper's policies (TAD, TAD-OP, R-JIQ) run with their workers spread evenly over the
+image profile's Pareto models (a* = 78) at 80% of their batch-1 capacity; RAMSIS with its MDP
+policy (the RAMSIS chapter's solver, D = 20) for that load. Beside the paper engines: TAD, TAD-OP
+and R-JIQ on the TAD paper's main system (n = 8, a* = 76, 0.5 λ^max) on this simulator and on
+:mod:`infsched.tad.sim`, the same number of jobs; RAMSIS (K = 60, SLO 150 ms, 2000 QPS) on this
+simulator and on :mod:`infsched.ramsis.sim`, the same arrivals.
 Goal (issue 23): at least 1 M queries/s on one core for the simple policies. Prints a table and
 writes ``benchmarks/results/serving.json``.
 
@@ -29,6 +32,8 @@ from pathlib import Path
 
 from infsched.profiles import load_profile
 from infsched.serving import POLICIES, ServingConfig, Zoo, simulate
+from infsched.serving import experiments as ex
+from infsched.serving.policies import TAD_FAMILY
 from infsched.serving.reference import simulate_reference
 from infsched.serving.scenarios import tad_system
 from infsched.tad import bound
@@ -50,16 +55,26 @@ TAD_A_STAR = 78.0
 
 
 def _config(zoo: Zoo, K: int, name: str) -> ServingConfig:
-    if name != "tad":
+    if name == "ramsis":
+        rate = RHO * zoo.capacity_qps(K, SLO_MS)
+        return ServingConfig(zoo, workers=K, slo_ms=SLO_MS, policy="ramsis",
+                             mdp_policy=ex.ramsis_policy("ramsis-image", K, SLO_MS, rate, 20))
+    if name not in TAD_FAMILY:
         return ServingConfig(zoo, workers=K, slo_ms=SLO_MS, policy=name)
     front = load_profile("ramsis-image").pareto_front().models
-    return ServingConfig(zoo, workers=K, slo_ms=SLO_MS, policy="tad", a_star=TAD_A_STAR,
-                         worker_models=tuple(front[i % len(front)] for i in range(K)))
+    wm = tuple(front[i % len(front)] for i in range(K))
+    cfg = ServingConfig(zoo, workers=K, slo_ms=SLO_MS, policy="tad-op" if name == "r-jiq" else name,
+                        a_star=TAD_A_STAR, worker_models=wm)
+    if name != "r-jiq":
+        return cfg
+    p = ex.rjiq_split(cfg.system_params(), TAD_A_STAR, _rate(cfg), K)
+    return ServingConfig(zoo, workers=K, slo_ms=SLO_MS, policy="r-jiq", a_star=TAD_A_STAR,
+                         worker_models=wm, class_p=p)
 
 
 def _rate(cfg: ServingConfig) -> float:
     """Arrival rate (queries/s) at RHO of the policy's own capacity."""
-    if cfg.policy == "tad":  # each worker's own model at batch 1
+    if cfg.policy in TAD_FAMILY:  # each worker's own model at batch 1
         return RHO * sum(1000.0 / cfg.zoo.latency_ms[cfg.zoo.names.index(m), 0]
                          for m in cfg.worker_models)
     if cfg.spec.select == 0:  # one fixed model at batch 1
@@ -107,21 +122,43 @@ def main() -> dict:
     n_tad = 8
     zoo_tad, workers = tad_system(MAIN, n_tad)
     lam = 0.5 * bound.lambda_max(MAIN, 76.0)
-    for service, short in (("deterministic", "det"), ("exponential", "exp")):
-        cfg = ServingConfig(zoo_tad, workers=n_tad, slo_ms=1e9, policy="tad", a_star=76.0,
-                            worker_models=workers, service=service)
-        simulate(cfg, 1000, rate_qps=n_tad * lam * 1000.0, seed=0)
-        tad_engine(MAIN, "tad", n=n_tad, lam=lam, a_star=76.0, n_jobs=1000, service=short, seed=0)
-        ours, _ = _best(lambda: simulate(cfg, ENGINE_QUERIES, rate_qps=n_tad * lam * 1000.0, seed=1),
-                        ENGINE_QUERIES, REPEATS)
-        theirs, _ = _best(lambda: tad_engine(MAIN, "tad", n=n_tad, lam=lam, a_star=76.0,
-                                             n_jobs=ENGINE_QUERIES, service=short, seed=1),
-                          ENGINE_QUERIES, REPEATS)
-        paper.append(dict(scenario=f"TAD main system, n = {n_tad}, 0.5 lambda_max, {service}",
-                          serving_qps_cpu=ours, paper_engine_qps_cpu=theirs, ratio=ours / theirs))
+    for pol in ("tad", "tad-op", "r-jiq"):
+        for service, short in (("deterministic", "det"), ("exponential", "exp")):
+            extra = {"class_p": tuple(bound.rjiq_probs(MAIN, 76.0, lam, n_tad))} if pol == "r-jiq" else {}
+            cfg = ServingConfig(zoo_tad, workers=n_tad, slo_ms=1e9, policy=pol, a_star=76.0,
+                                worker_models=workers, service=service, **extra)
+            simulate(cfg, 1000, rate_qps=n_tad * lam * 1000.0, seed=0)
+            tad_engine(MAIN, pol, n=n_tad, lam=lam, a_star=76.0, n_jobs=1000, service=short, seed=0)
+            ours, _ = _best(lambda: simulate(cfg, ENGINE_QUERIES, rate_qps=n_tad * lam * 1000.0, seed=1),
+                            ENGINE_QUERIES, REPEATS)
+            theirs, _ = _best(lambda: tad_engine(MAIN, pol, n=n_tad, lam=lam, a_star=76.0,
+                                                 n_jobs=ENGINE_QUERIES, service=short, seed=1),
+                              ENGINE_QUERIES, REPEATS)
+            paper.append(dict(scenario=f"{pol} on the TAD main system, n = {n_tad}, 0.5 lambda_max, {service}",
+                              serving_qps_cpu=ours, paper_engine_qps_cpu=theirs, ratio=ours / theirs,
+                              paper_engine="infsched.tad.sim"))
+    # RAMSIS on its own scenario: the same arrivals on both engines
+    import numpy as np
+    from infsched.ramsis.policy import PolicyTable
+    from infsched.ramsis.sim import simulate_ramsis
+    from infsched.workload import poisson_arrivals
+
+    prof = load_profile("ramsis-image")
+    grid, model, batch = ex.ramsis_policy("ramsis-image", 60, SLO_MS, 2000.0, 20)
+    cfg = ServingConfig(zoo, workers=60, slo_ms=SLO_MS, policy="ramsis", mdp_policy=(grid, model, batch))
+    table = PolicyTable(SLO_MS, 60, grid, [2000.0], model[None], batch[None], 0, np.zeros(1), np.zeros(1))
+    arr = poisson_arrivals(2.0, n=ENGINE_QUERIES, rng=np.random.default_rng(1))
+    simulate(cfg, arrivals=arr[:1000], seed=0)
+    simulate_ramsis(prof, table, arr[:1000], slo_ms=SLO_MS, workers=60, load_qps=2000.0)
+    ours, _ = _best(lambda: simulate(cfg, arrivals=arr, seed=1), ENGINE_QUERIES, REPEATS)
+    theirs, _ = _best(lambda: simulate_ramsis(prof, table, arr, slo_ms=SLO_MS, workers=60, load_qps=2000.0),
+                      ENGINE_QUERIES, REPEATS)
+    paper.append(dict(scenario="ramsis, K = 60, SLO 150 ms, 2000 QPS, same arrivals",
+                      serving_qps_cpu=ours, paper_engine_qps_cpu=theirs, ratio=ours / theirs,
+                      paper_engine="infsched.ramsis.sim"))
     for r in paper:
         print(f"{r['scenario']}: this simulator {r['serving_qps_cpu'] / 1e6:.2f} M/s, "
-              f"infsched.tad.sim {r['paper_engine_qps_cpu'] / 1e6:.2f} M/s (x {r['ratio']:.2f})")
+              f"{r['paper_engine']} {r['paper_engine_qps_cpu'] / 1e6:.2f} M/s (x {r['ratio']:.2f})")
     simple = [r["engine_qps_cpu"] for r in rows if r["policy"] in SIMPLE]
     print(f"simple policies: slowest {min(simple) / 1e6:.2f} M queries per CPU second "
           f"(goal {GOAL_QPS / 1e6:.0f} M: {'met' if min(simple) >= GOAL_QPS else 'NOT met'})")
