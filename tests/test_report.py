@@ -248,3 +248,23 @@ def test_plotting_helpers(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match="name = '../x'"):
         plotting.save(fig, "../x")
     plt.close(fig)
+
+
+@pytest.mark.parametrize("package, simulated, analytic", [
+    ("tad", ["fig1", "fig4", "fig6", "fig7", "fig8", "fig9", "fig10"], "ex1"),
+    ("ramsis", ["fig5", "fig6", "fig7", "fig8", "fig11", "fig12", "tab3", "tab4"], "fig3"),
+    ("kvcache", ["fig2", "fig3", "sec52", "fig7", "fig8", "fig10", "fig11"], "thm41"),
+    ("kairos", ["fig1", "fig2", "fig8", "fig9", "fig12", "fig14"], "fig5"),
+    ("shepherd", ["fig2", "fig5", "fig7", "fig8", "fig9", "fig10", "fig11a", "fig11b"], "fig3"),
+])
+def test_stand_in_labels_follow_the_scale(package, simulated, analytic):
+    """At the ``paper`` scale no item is a stand-in; at ``smoke`` every simulated one is, and
+    says why; analytic items (worked examples) never are."""
+    import importlib
+
+    ex = importlib.import_module(f"infsched.{package}.experiments")
+    for item in simulated:
+        assert ex.stand_in(item, "paper") is None, item
+        reason = ex.stand_in(item, "smoke")
+        assert isinstance(reason, str) and reason, item
+    assert ex.stand_in(analytic, "smoke") is None
