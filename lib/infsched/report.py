@@ -51,8 +51,9 @@ Verdict rule (one rule for every chapter): **reproduced** if ``|ours - paper| <=
 combined tolerance above (or a qualitative claim holds, ``ours=True``); **close** if within
 ``3 * tol``; **differs** otherwise (or the claim fails); **not reproducible here** when ``ours``
 is a :class:`NotReproducible` with its reason; **stand-in** when our number was computed on a
-scaled-down stand-in of the paper's setting (fewer requests, workers or trials, shorter runs,
-smaller instances): the table shows it, and what the rule would give, but it does not count as
+scaled-down stand-in of the paper's setting (fewer requests or workers, shorter runs, smaller
+instances, a coarser discretisation; fewer repetitions of the paper's own setting only widen our
+confidence interval): the table shows it, and what the rule would give, but it does not count as
 reproduced (``compare(..., stand_in=reason)``).
 """
 
