@@ -297,8 +297,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"infsched: {exc}", file=sys.stderr)
         return 130
     except KeyboardInterrupt:
-        print("infsched: interrupted; finished points are kept in the cache and a rerun reuses them",
-              file=sys.stderr)
+        print("infsched: interrupted; points already finished are kept in the cache (unless "
+              "--no-cache) and a rerun reuses them", file=sys.stderr)
         return 130
 
 
