@@ -45,12 +45,13 @@ def test_a_run_of_1e13_jobs_says_how_long_it_takes():
     assert any("n_jobs = 10000000000000" in str(w.message) and "days" in str(w.message) for w in seen)
 
 
-@pytest.mark.parametrize("lam", [1.5e-7, 1e-7, 1e-9, 1e-12])
-def test_lp_bound_at_tiny_loads_is_the_relaxed_lp(lam):
-    """The LP bound's limit as λ -> 0 is the relaxed LP (Lemma 3); at λ below the solver's
-    tolerance it used to come out infeasible or off."""
+@pytest.mark.parametrize("a_star, lam", [(76.0, 1.5e-7), (76.0, 1e-7), (76.0, 1e-12), (70.5, 1e-6),
+                                         (99.0, 1e-9)])
+def test_lp_bound_at_tiny_loads_is_the_relaxed_lp(a_star, lam):
+    """The LP bound's limit as λ -> 0 is the relaxed LP (Lemma 3); at λ near the solver's
+    tolerance it used to come out infeasible (1e-7) or 5 % off (a* = 70.5, 1e-6)."""
     from infsched.tad import bound
 
-    b = bound.lp_lower_bound(MAIN, 76.0, lam)
-    assert b.T == pytest.approx(bound.relaxed_lp(MAIN, 76.0)[0], rel=1e-12)
-    assert b.p.sum() == pytest.approx(1.0) and b.p @ MAIN.a_arr >= 76.0 - 1e-9
+    b = bound.lp_lower_bound(MAIN, a_star, lam)
+    assert b.T == pytest.approx(bound.relaxed_lp(MAIN, a_star)[0], rel=1e-12)
+    assert b.p.sum() == pytest.approx(1.0) and b.p @ MAIN.a_arr >= a_star - 1e-9

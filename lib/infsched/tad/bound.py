@@ -157,28 +157,34 @@ def lp_lower_bound(params: SystemParams, a_star: float, lam: float, *,
     lam_solve = lmax * (1.0 - 1e-12) if lam >= lmax * (1.0 - LAM_REL_TOL) else lam
     K = params.K
     name = f"LP lower bound (eq. 3) at λ = {lam:g}, a* = {a_star:g}"
-    if lam_solve < SMALL_LAM * float(params.capacity.sum()):
-        # at tiny λ the traffic form's right-hand sides fall below the solver's feasibility
-        # tolerance (1e-7): it called λ = 1e-7 infeasible. Solve for p = x/λ instead, whose
-        # rows are O(1) and whose capacity bounds μα/λ are merely large (and inactive)
-        sol = solve_lp(1.0 / params.mu_arr, A_ub=-params.a_arr.reshape(1, K), b_ub=[-a_star],
-                       A_eq=np.ones((1, K)), b_eq=[1.0],
-                       bounds=[(0.0, float(c) / lam_solve) for c in params.capacity],
+    try:
+        sol = solve_lp(1.0 / params.mu_arr,
+                       A_ub=-params.a_arr.reshape(1, K), b_ub=[-a_star * lam_solve],
+                       A_eq=np.ones((1, K)), b_eq=[lam_solve],
+                       bounds=[(0.0, float(c)) for c in params.capacity],
                        backend=backend, name=name)
-        return LPBound(lam=lam, a_star=a_star, T=sol.objective, p=np.clip(sol.x, 0.0, None))
-    sol = solve_lp(1.0 / params.mu_arr,
-                   A_ub=-params.a_arr.reshape(1, K), b_ub=[-a_star * lam_solve],
-                   A_eq=np.ones((1, K)), b_eq=[lam_solve],
-                   bounds=[(0.0, float(c)) for c in params.capacity],
+        x = np.clip(sol.x, 0.0, None)
+        p = x / lam_solve
+        if _routing_ok(params, a_star, lam_solve, p):
+            return LPBound(lam=lam, a_star=a_star, T=sol.objective / lam_solve, p=p)
+    except InfeasibleError:
+        pass
+    # at small λ the traffic form's rows (Σx = λ, a·x >= a*λ) fall to the size of the solver's
+    # feasibility tolerance (1e-7): it returned a routing 5 % off at λ = 1e-6, a* = 70.5, and
+    # "infeasible" at λ = 1e-7. Solve for p = x/λ instead: rows of order 1, capacity bounds μα/λ
+    # merely large. Every λ whose traffic-form answer passes the check above keeps it.
+    sol = solve_lp(1.0 / params.mu_arr, A_ub=-params.a_arr.reshape(1, K), b_ub=[-a_star],
+                   A_eq=np.ones((1, K)), b_eq=[1.0],
+                   bounds=[(0.0, float(c) / lam_solve) for c in params.capacity],
                    backend=backend, name=name)
-    x = np.clip(sol.x, 0.0, None)
-    return LPBound(lam=lam, a_star=a_star, T=sol.objective / lam_solve, p=x / lam_solve)
+    return LPBound(lam=lam, a_star=a_star, T=sol.objective, p=np.clip(sol.x, 0.0, None))
 
 
-#: below this share of the total capacity Σμα, :func:`lp_lower_bound` solves for the routing p
-#: rather than the traffic x = λp (whose right-hand sides would fall under the solver's
-#: tolerances); every λ the book plots is far above it, so their numbers are the traffic form's
-SMALL_LAM = 1e-4
+def _routing_ok(params: SystemParams, a_star: float, lam: float, p: np.ndarray,
+                tol: float = 1e-9) -> bool:
+    """Whether ``p`` is a routing of eq. 3 to a relative ``tol``: Σp = 1, p·a >= a*, λp <= μα."""
+    return bool(abs(p.sum() - 1.0) <= tol and p @ params.a_arr >= a_star * (1.0 - tol)
+                and np.all(lam * p <= params.capacity * (1.0 + tol) + tol * lam))
 
 
 # --------------------------------------------------------------------------------------------
