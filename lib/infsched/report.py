@@ -439,14 +439,14 @@ def style_table(df: pd.DataFrame) -> "Styler":
         sty = sty.map(colour, subset=["verdict"])
     # a compact table that fits the content column: free text and long names wrap, numbers not
     sty = sty.set_table_styles([
-        {"selector": "", "props": "font-size: 0.85em; border-collapse: collapse; max-width: 100%"},
+        {"selector": "", "props": "font-size: 0.8em; border-collapse: collapse; max-width: 100%"},
         {"selector": "td, th", "props": "padding: 2px 6px; vertical-align: top"},
     ])
     wrap = [c for c in ("quantity", "basis", "note") if c in disp.columns]
     if wrap:
         sty = sty.set_properties(subset=wrap, **{"overflow-wrap": "anywhere", "text-align": "left"})
     if "note" in disp.columns:
-        sty = sty.set_properties(subset=["note"], **{"min-width": "14em"})
+        sty = sty.set_properties(subset=["note"], **{"min-width": "9em"})
     return sty.set_table_attributes('class="infsched-verdicts"')
 
 
