@@ -33,6 +33,14 @@ def require(condition: bool, name: str, value: Any, allowed: str) -> None:
         raise config_error(name, value, allowed)
 
 
+def as_float(value: Any) -> float:
+    """``float(value)`` for a real number; ``TypeError`` for a string, bytes or a bool, which
+    ``float`` would convert: a parameter is rejected, not coerced (``float("21")`` is 21)."""
+    if isinstance(value, (str, bytes, bool)) or type(value).__name__ in ("bool_", "bool"):
+        raise TypeError(f"not a number: {value!r}")
+    return float(value)
+
+
 def one_of(name: str, value: Any, allowed: "list[Any] | tuple[Any, ...]") -> Any:
     """Return ``value`` if it is in ``allowed``, else raise a ConfigError listing the choices."""
     if value not in allowed:

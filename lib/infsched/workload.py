@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import ConfigError, require
+from .errors import ConfigError, require, as_float
 
 __all__ = [
     "poisson_arrivals",
@@ -34,7 +34,7 @@ def _check_rng(rng: object) -> np.random.Generator:
 
 def _check_positive_finite(name: str, value: float, *, allow_zero: bool = False) -> float:
     try:
-        v = float(value)
+        v = as_float(value)
     except (TypeError, ValueError):
         raise ConfigError(f"{name} = {value!r}: must be a number") from None
     ok = np.isfinite(v) and (v >= 0 if allow_zero else v > 0)

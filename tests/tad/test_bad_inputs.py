@@ -23,6 +23,8 @@ CASES = [
     ("n", lambda: sim.simulate(MAIN, "tad", 2**40, rho=0.5, a_star=76.0, n_jobs=10)),
     ("n_jobs", lambda: sim.simulate(MAIN, "tad", 64, rho=0.5, a_star=76.0, n_jobs=0)),
     ("a_star", lambda: MAIN.check_target("abc")),
+    ("lam", lambda: sim.simulate(MAIN, "tad", 64, lam="0.5", a_star=76.0, n_jobs=10)),
+    ("warmup", lambda: sim.simulate(MAIN, "tad", 64, rho=0.5, a_star=76.0, n_jobs=10, warmup="0.1")),
 ]
 
 

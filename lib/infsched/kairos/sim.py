@@ -57,7 +57,7 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
-from infsched.errors import config_error, one_of, require
+from infsched.errors import config_error, one_of, require, as_float
 from infsched.kairos.batches import LOGNORMAL_MIX, BatchDist
 from infsched.kairos.matching import PENALTIES
 from infsched.kairos.model import (
@@ -623,7 +623,7 @@ def _allowed(n: int) -> int:
 
 def _check_rate(rate) -> float:
     try:
-        x = float(rate)
+        x = as_float(rate)
     except (TypeError, ValueError):
         raise config_error("rate", rate, "must be a number > 0 (QPS)") from None
     require(np.isfinite(x) and x > 0, "rate", rate, "must be a finite number > 0 (QPS)")
@@ -640,7 +640,7 @@ def _resolve_qos(qos, table: LatencyTable) -> float:
     if qos is None:
         return QOS_MS[table.model]
     try:
-        x = float(qos)
+        x = as_float(qos)
     except (TypeError, ValueError):
         raise config_error("qos", qos, "must be a number > 0 (ms)") from None
     require(np.isfinite(x) and x > 0, "qos", qos, "must be a finite number > 0 (ms)")
@@ -664,7 +664,7 @@ def _drs_classes(sizes: np.ndarray, typ: np.ndarray, theta) -> tuple[np.ndarray,
     serves. Without auxiliary instances every query goes to the base queue."""
     require(theta is not None, "theta", theta, "policy 'drs' needs a batch threshold θ")
     try:
-        th = float(theta)
+        th = as_float(theta)
     except (TypeError, ValueError):
         raise config_error("theta", theta, "must be a number (batch size)") from None
     require(np.isfinite(th) and th >= 0, "theta", theta, "must be a batch size >= 0")
@@ -845,7 +845,7 @@ def allowable_throughput(config, model, policy: str = "kairos", *, ub: float,
     ``(0, 1.15·ub]`` with common random numbers and early abort. See :class:`Throughput`.
     """
     try:
-        ubf = float(ub)
+        ubf = as_float(ub)
     except (TypeError, ValueError):
         raise config_error("ub", ub, "must be a number > 0 (QPS)") from None
     require(np.isfinite(ubf) and ubf > 0, "ub", ub, "must be a finite upper bound > 0 (QPS)")

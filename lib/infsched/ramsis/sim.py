@@ -65,7 +65,7 @@ import numpy as np
 from numba import njit
 
 from infsched.des import heap_pop, heap_push
-from infsched.errors import ConfigError, config_error, one_of, require
+from infsched.errors import ConfigError, config_error, one_of, require, as_float
 from infsched.ramsis.policy import PolicyTable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -413,7 +413,7 @@ def _check_arrivals(arrivals_ms) -> np.ndarray:
 
 def _positive(name: str, value: Any) -> float:
     try:
-        v = float(value)
+        v = as_float(value)
     except (TypeError, ValueError):
         raise config_error(name, value, "must be a number") from None
     require(math.isfinite(v) and v > 0, name, value, "must be a finite number > 0")

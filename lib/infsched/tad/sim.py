@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from infsched.errors import ConfigError, InfeasibleError, config_error, one_of, require
+from infsched.errors import ConfigError, InfeasibleError, config_error, one_of, require, as_float
 from infsched.limits import check_memory, warn_long
 from infsched.tad.model import SystemParams
 from infsched.tad.policies import (
@@ -811,7 +811,7 @@ def _lambda_max(params: SystemParams, a_star: float | None) -> float:
 
 def _check_lam(params, a_star, lam) -> float:
     try:
-        lam = float(lam)
+        lam = as_float(lam)
     except (TypeError, ValueError):
         raise config_error("lam", lam, "must be a number") from None
     require(math.isfinite(lam) and lam > 0, "lam", lam, "must be a positive arrival rate")
@@ -873,7 +873,7 @@ def check_run_args(params: SystemParams, service, n, n_jobs, warmup):
     n_jobs = _check_int("n_jobs", n_jobs)
     warn_long(f"simulating n_jobs = {n_jobs} arrivals", n_jobs / JOBS_PER_SECOND)
     try:
-        warmup = float(warmup)
+        warmup = as_float(warmup)
     except (TypeError, ValueError):
         raise config_error("warmup", warmup, "must be a fraction in [0, 1)") from None
     require(0.0 <= warmup < 1.0, "warmup", warmup, "must be a fraction in [0, 1)")
