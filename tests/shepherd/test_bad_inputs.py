@@ -31,6 +31,8 @@ CASES = [
     ("workers", lambda f: check_chapter_parameters("shepherd", {"workers": 10**7})),
     ("lam", lambda f: check_chapter_parameters("shepherd", {"lam": "abc"})),
     ("profile", lambda f: check_chapter_parameters("shepherd", {"profile": str(f / "binary.csv")})),
+    ("workers", lambda f: ex.fig7("smoke", 0, workers=0)),
+    ("lam", lambda f: ex.fig7("smoke", 0, lam="3")),
 ]
 
 

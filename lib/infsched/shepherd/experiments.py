@@ -698,6 +698,12 @@ def _systems_sweep(sc: Scale, points: list[tuple[float, float]], by: str, seed: 
                    n_jobs: int | None, profile=None) -> pd.DataFrame:
     """SHEPHERD, Clockwork and Nexus at each (rate, SLO) point on both workloads, averaged over
     the scale's seeds and grouped by ``by`` (``"rate"`` or ``"slo_ms"``)."""
+    # the caller's names, before any point is built (workers = 0 used to fail as total_rate)
+    require(isinstance(workers, (int, np.integer)) and not isinstance(workers, bool) and workers >= 1,
+            "workers", workers, "must be an integer >= 1 (GPUs)")
+    require(isinstance(lam, (int, float, np.integer, np.floating)) and not isinstance(lam, bool)
+            and np.isfinite(lam) and lam > 1, "lam", lam, "must be a finite number > 1 (FLEX's "
+            "preemption threshold)")
     prof = _profile(profile)
     profile_models(model_set_name, prof)  # fail here, not in a worker, on a set the profile lacks
     grid = [dict(system=s, variant=v, rate=r, workers=workers, slo_ms=slo, seed=seed + k,
