@@ -32,3 +32,13 @@ def test_bad_input_names_its_parameter(name, call):
 def test_requests_of_1e12_tokens_are_refused_with_the_estimate():
     with pytest.raises(ConfigError, match=r"TiB of memory, more than the limit"):
         sim.simulate(HUGE["arrival"], HUGE["prompt"], HUGE["output"], HUGE["M"], sim.SimConfig("mc-sf"))
+
+
+def test_the_chapters_n_requests_is_the_sweeps_n():
+    """``infsched sweep kvcache -p n_requests=...`` (the chapter's name) sets the experiments' ``n``."""
+    from infsched.sweep import chapter_grid
+
+    grid = chapter_grid("kvcache", {"n_requests": [500, 1000]}, experiments=["tab1"], scale="smoke")
+    assert [p["n"] for p in grid] == [500, 1000] and all("n_requests" not in p for p in grid)
+    with pytest.raises(ConfigError, match="n_requests"):
+        chapter_grid("kvcache", {"n_requests": [5], "n": [6]}, experiments=["tab1"], scale="smoke")
