@@ -267,11 +267,13 @@ def _profile_obj(profile: str):
                    spread=z.spread)
 
 
+@lru_cache(maxsize=256)
 def model_switching_choice(zoo: Zoo, workers: int, slo_ms: float, rate_qps: float, n: int,
                            seed: int = 0) -> tuple[str, int]:
     """ModelSwitching (RAMSIS spec §4.2) searched on this simulator: with Poisson arrivals at the
     mean rate, the central queue with each model fixed (most accurate first) and the Jellyfish+
-    cap; the first model with fewer than 1 % of queries late, else the fastest."""
+    cap; the first model with fewer than 1 % of queries late, else the fastest. Cached per
+    process (a Zoo hashes by identity, and :func:`load_zoo` returns one per profile)."""
     from ..ramsis.baselines import MS_THRESHOLD
 
     _, cap = jellyfish_choice(zoo, workers, slo_ms, rate_qps)
@@ -348,7 +350,8 @@ def judge(res, slo_ms: float, warmup: float = 0.1) -> dict[str, float]:
         "dropped": float(1.0 - served.mean()),
         "served_late": float((served & ~ok).sum() / max(int(served.sum()), 1)),
         "mean_batch": float(res.bsize[k:][served].mean()) if ls.size else float("nan"),
-        "min_delta": float(res.min_delta),  # TAD: least running accuracy surplus (0 otherwise)
+        "min_delta": float(res.min_delta),  # TAD family: least running accuracy surplus (0 otherwise)
+        "final_delta": float(res.final_delta),  # ... and at the end of the run
     }
 
 
@@ -374,14 +377,16 @@ def run_point(workload: str, load: float, slo_ms: float, seed: int, n: int, work
         cfg = contender_config(name, zoo, workers, slo_ms * factor, rate_qps=rate, a_star=a_star,
                                service=service, profile=profile, scale=scale)
         res = simulate(cfg, arrivals=arr, seed=seed)
-        rho_tad = np.nan
+        rho_tad, step = np.nan, np.nan
         if name in TAD_CONTENDERS:  # the load relative to the TAD paper's λ^max of the layout
             from ..tad import bound
 
-            rho_tad = rate / 1000.0 / workers / bound.lambda_max(cfg.system_params(), a_star)
+            sp = cfg.system_params()
+            rho_tad = rate / 1000.0 / workers / bound.lambda_max(sp, a_star)
+            step = min(sp.a) - a_star
         rows.append({"contender": name, "slo_factor": factor,
                      "a_star": a_star if name in TAD_CONTENDERS else np.nan,
-                     "rate_qps": rate, "rho_tad": rho_tad, **judge(res, slo_ms)})
+                     "rate_qps": rate, "rho_tad": rho_tad, "tad_step": step, **judge(res, slo_ms)})
     return pd.DataFrame(rows)
 
 
@@ -679,20 +684,34 @@ def claims(runs: pd.DataFrame, load_summary: pd.DataFrame, a_star: float) -> pd.
              "after every arrival, without knowing λ",
              "on common ground": f"least surplus Σ(a_i - a*) over every run: {worst:+.4f} points",
              "holds": bool(worst >= 0)}]
+    # the TAD paper's model: Poisson arrivals, below λ^max (bursty cells are not what it claims)
+    poisson = [i for i in stable if i[0] == "poisson"]
+    if len(op):
+        raw_op = runs[(runs["contender"] == "tad-op") & (runs["workload"] == "poisson")
+                      & (runs["rho_tad"] < 1)]
+        # one query's deficit: the least accurate class's a_k - a* (TAD-OP lets Δ dip by one step)
+        zoo_min = float(raw_op["final_delta"].min()) if len(raw_op) else 0.0
+        step = float(raw_op["tad_step"].min()) if "tad_step" in raw_op.columns and len(raw_op) else -np.inf
+        ok = bool(len(raw_op)) and zoo_min >= step
+        rows.append({"paper": "TAD", "claim": "TAD-OP meets a* in the long run below λ^max (Poisson)",
+                     "on common ground": f"least final surplus Σ(a_i - a*) over {len(raw_op)} runs: {zoo_min:+.3f} "
+                                         f"points (one query may leave it at most {abs(step):.3f} below 0)",
+                     "holds": ok})
+    if len(rj):
+        s_ = rj.loc[rj.index.intersection(poisson)]
+        hi = s_["accuracy_routed_high"] if "accuracy_routed_high" in s_.columns else s_["accuracy_routed"]
+        ok = hi.fillna(s_["accuracy_routed"]) >= a_star - 5e-4  # the printed 3 decimals
+        rows.append({"paper": "TAD", "claim": "R-JIQ meets a* in expectation below λ^max (Poisson)",
+                     "on common ground": f"{int(ok.sum())} of {len(s_)} Poisson cells (95 % CIs)",
+                     "holds": bool(ok.all()) and len(s_) > 0})
     for c, t in (("TAD-OP", op), ("R-JIQ", rj)):
         if len(t) == 0:
             continue
-        s = t.loc[t.index.intersection(stable)]
-        hi = s["accuracy_routed_high"] if "accuracy_routed_high" in s.columns else s["accuracy_routed"]
-        ok = hi.fillna(s["accuracy_routed"]) >= a_star - 1e-9
-        rows.append({"paper": "TAD", "claim": f"{c} meets a* in the long run below λ^max",
-                     "on common ground": f"{int(ok.sum())} of {len(s)} stable (workload, load) cells (95 % CIs)",
-                     "holds": bool(ok.all())})
-        both = s.index.intersection(tad.index)
-        nw = _not_worse(s.loc[both], tad.loc[both], "mean_latency_ms", higher=False)
-        rows.append({"paper": "TAD", "claim": f"{c}'s mean latency is no worse than TAD's below λ^max",
-                     "on common ground": f"{int(nw.sum())} of {len(nw)} stable cells (95 % CIs)",
-                     "holds": bool(nw.all())})
+        both = t.index.intersection(tad.index).intersection(poisson)
+        nw = _not_worse(t.loc[both], tad.loc[both], "mean_latency_ms", higher=False)
+        rows.append({"paper": "TAD", "claim": f"{c}'s mean latency is no worse than TAD's below λ^max (Poisson)",
+                     "on common ground": f"{int(nw.sum())} of {len(nw)} Poisson cells (95 % CIs)",
+                     "holds": bool(nw.all()) and len(nw) > 0})
     ram, jf, ms = cells("ramsis"), cells("jellyfish+"), cells("modelswitching")
     if len(ram) and len(jf) and len(ms):
         idx = ram.index.intersection(jf.index).intersection(ms.index)
