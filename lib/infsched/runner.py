@@ -11,6 +11,13 @@ it. The kernel sees ``INFSCHED_FIGURES`` (so :func:`infsched.plotting.save` writ
 ``INFSCHED_RUN_DIR`` (so :func:`infsched.report.glue_verdicts` writes the chapter's verdict
 table there as ``verdicts.csv``) and, when ``scale`` is given, ``INFSCHED_SCALE``.
 
+Every parameter given is checked against the chapter's schema (:mod:`infsched.params`) before a
+kernel starts. SIGINT or SIGTERM while a chapter runs interrupts its kernel, stops every process
+the run started (the kernel's sweep workers too) and raises :class:`ChapterInterrupted`;
+``infsched run`` prints it as one line and exits with status 130. Finished sweep points stay in
+the cache. The kernel's own stdout and stderr go to ``kernel.log`` in the run folder (removed
+when empty).
+
 Refresh the stored outputs that nbval checks (cells marked ``# NBVAL_CHECK_OUTPUT``)::
 
     python -m infsched.runner --refresh-nbval [chapter ...]
