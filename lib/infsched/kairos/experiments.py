@@ -91,6 +91,21 @@ def get_scale(scale: str) -> Scale:
     return SCALES[one_of("scale", scale, SCALE_NAMES)]
 
 
+#: queries per simulated run in the authors' artifact (its default)
+ARTIFACT_QUERIES = 20_000
+#: items computed without the simulator: the worked example, the upper bound, the overhead
+_ANALYTIC = ("fig5", "ub", "overhead")
+
+
+def stand_in(item: str, scale: str) -> str | None:
+    """Why ``item`` at ``scale`` is a scaled-down stand-in of the paper's setting, or None:
+    every simulated item whose runs are shorter than the artifact's 20,000 queries."""
+    sc = get_scale(scale)
+    if item in _ANALYTIC or sc.n_queries >= ARTIFACT_QUERIES:
+        return None
+    return f"{sc.n_queries:,} queries per simulated run, the artifact's {ARTIFACT_QUERIES:,}"
+
+
 def check_parameters(model: str, budget: float, service: str) -> None:
     """Fail early, naming the parameter, on a bad chapter parameter."""
     check_model(model)

@@ -99,6 +99,32 @@ def get_scale(scale: str) -> Scale:
     return SCALES[one_of("scale", scale, SCALE_NAMES)]
 
 
+#: the Scale fields that set each simulated item's size and run length (``seeds`` repeats a
+#: run: it widens our confidence interval, it does not shrink the setting)
+_STAND_IN_FIELDS: dict[str, tuple[str, ...]] = {
+    "fig2": ("cv_streams", "cv_minutes"), "fig5": ("cv_streams", "cv_minutes", "group_streams"),
+    "fig7": ("warmup_s", "measure_s", "streams", "rates"),
+    "fig8": ("warmup_s", "measure_s", "streams", "rates"),
+    "fig9": ("warmup_s", "measure_s", "streams", "slos"),
+    "fig10": ("scal_warmup_s", "scal_measure_s", "workers"),
+    "fig11b": ("scal_warmup_s", "scal_measure_s", "workers"),
+    "fig11a": ("fig11a_s",), "table5": ("table5_K",),
+}
+
+
+def stand_in(item: str, scale: str) -> str | None:
+    """Why ``item`` at ``scale`` is a scaled-down stand-in of the ``paper`` scale's setting (the
+    paper's horizon, streams and grids), or None."""
+    s, ref = get_scale(scale), SCALES["paper"]
+    out = []
+    for f in _STAND_IN_FIELDS.get(item, ()):
+        mine, theirs = getattr(s, f), getattr(ref, f)
+        if mine != theirs:
+            out.append(f"{f}: {len(mine)} values (paper scale: {len(theirs)})" if isinstance(mine, tuple)
+                       else f"{f} = {mine:g} (paper scale: {theirs:g})")
+    return "; ".join(out) or None
+
+
 # ------------------------------------------------------------------ the latency profile
 
 #: the ``profile`` of Table 4: the paper's α, β, measured on a V100
