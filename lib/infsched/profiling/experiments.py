@@ -231,7 +231,7 @@ def changed_table(changed: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame({
         "result": changed["chapter"] + " " + changed["item"].astype(str),
         "quantity": changed["quantity"].astype(str).str.replace("_", " "),
-        "paper": changed["paper"].map(_short)})
+        "paper": [("claim" if _short(v) == "—" else _short(v)) for v in changed["paper"]]})
     for side in ("published", "measured"):
         out[f"on the {side} profile"] = [f"{_short(o)}, {v}" for o, v in
                                          zip(changed[f"ours ({side})"], changed[f"verdict ({side})"])]
