@@ -28,7 +28,7 @@ from infsched.errors import one_of, require
 from infsched.kvcache import hindsight, instances, workload
 from infsched.kvcache.model import Instance, check_schedule
 from infsched.metrics import mean_ci
-from infsched.report import NotReproducible
+from infsched.report import Measured, NotReproducible
 from infsched.kvcache.policies import mc_sf
 from infsched.kvcache.sim import SimConfig, simulate
 from infsched.kvcache.timing import BatchTimeModel
@@ -130,6 +130,23 @@ SCALES: dict[str, Scale] = {
 
 def get_scale(scale: str) -> Scale:
     return SCALES[one_of("scale", scale, SCALE_NAMES)]
+
+
+#: the Scale fields that set the size of each item's instances (numbers of trials and runs are
+#: repetitions: they widen our confidence interval, they do not shrink the setting)
+_STAND_IN_FIELDS: dict[str, tuple[str, ...]] = {
+    "fig2": ("fig2_sizes",), "fig3": ("fig3_sizes",), "sec52": ("alpha_search_n",),
+    "fig7": ("sweep_n", "alphas"), "fig8": ("sweep_n", "betas"),
+    "fig10": ("sweep_n", "alphas"), "fig11": ("sweep_n", "betas"),
+}
+
+
+def stand_in(item: str, scale: str) -> str | None:
+    """Why ``item`` at ``scale`` is a scaled-down stand-in of the paper's setting, or None."""
+    s, ref = get_scale(scale), SCALES["paper"]
+    diff = [f for f in _STAND_IN_FIELDS.get(item, ()) if getattr(s, f) != getattr(ref, f)]
+    return "; ".join(f"{f} = {getattr(s, f)} (paper: {getattr(ref, f)})" for f in diff) or None
+
 
 
 def check_parameters(demand: str, n_requests: int, kappa: float | None) -> None:
@@ -293,20 +310,18 @@ FIG2_PAPER = {1: {"mean": 1.005, "max": 1.074, "exact": 114}, 2: {"mean": 1.047,
 FIG2_PAPER_TRIALS = 200
 
 
-def fig2_comparison(c2: dict, *, level_z: float = 1.96) -> tuple[dict, dict, dict]:
-    """Our side of Fig. 2's verdict table: ``(ours, tolerances, notes)`` for
-    :func:`infsched.report.compare`.
+def fig2_comparison(c2: dict, *, level_z: float = 1.96) -> tuple[dict, dict]:
+    """Our side of Fig. 2's verdict table: ``(ours, notes)`` for :func:`infsched.report.compare`.
 
     Our numbers are one-sided: the lower bracket's mean is a lower bound on the mean true ratio,
     its max a lower bound on the worst trial, and the share of trials not proven non-optimal an
-    upper bound on the share where MC-SF is exact. A lower bound above the paper's number (by more
-    than the paper's printed precision combined with our 95 % interval) refutes it and is set
-    beside it; one below leaves the paper's number inside our bracket, which we cannot narrow
-    here, and is reported as not reproducible with the bracket. Tolerances: half a unit of the
-    paper's last printed digit, combined in quadrature with our confidence half-width (means), and
-    for the exact share the binomial 95 % half-widths of both proportions (paper's 200 trials,
-    ours), in percentage points."""
-    ours, tol, notes = {}, {}, {}
+    upper bound on the share where MC-SF is exact. A lower bound above the paper's number refutes
+    it and is set beside it, with its 95 % half-width (:class:`~infsched.report.Measured`), so
+    that the verdict weighs it against the paper's printed precision; one below leaves the
+    paper's number inside our bracket, which we cannot narrow here, and is reported as not
+    reproducible with the bracket. The exact share carries our binomial 95 % half-width, which
+    the verdict combines with the paper's (its 200 trials) in quadrature."""
+    ours, notes = {}, {}
     for m in (1, 2):
         n = c2[f"model{m}_trials"]
         lo_ci = c2[f"model{m}_mean_lo_ci"]
@@ -314,38 +329,32 @@ def fig2_comparison(c2: dict, *, level_z: float = 1.96) -> tuple[dict, dict, dic
         bracket = (f"our bracket on the mean true ratio: [{c2[f'model{m}_mean_lo']:.4f} "
                    f"(95 % CI {lo_ci[0]:.4f}–{lo_ci[1]:.4f}), {c2[f'model{m}_mean_hi']:.3f}]")
         paper = FIG2_PAPER[m]
-        t_mean = float(np.hypot(0.0005, hw)) / paper["mean"]
         if lo_ci[0] > paper["mean"] + 0.0005:
-            ours[f"model{m}_mean"] = c2[f"model{m}_mean_lo"]
+            ours[f"model{m}_mean"] = Measured(c2[f"model{m}_mean_lo"], hw)
         else:
             ours[f"model{m}_mean"] = NotReproducible(bracket + " contains the paper's value")
-        tol[f"model{m}_mean"] = t_mean
         notes[f"model{m}_mean"] = (f"a lower bound (MC-SF over the best schedule found), {n} of "
-                                   f"the paper's {FIG2_PAPER_TRIALS} trials; tolerance: printed "
-                                   f"precision ±0.0005 and our CI ±{hw:.4f}; {bracket}")
+                                   f"the paper's {FIG2_PAPER_TRIALS} trials; {bracket}")
         mx = c2[f"model{m}_max_lo"]
-        tol[f"model{m}_max"] = 0.0005 / paper["max"]
         ours[f"model{m}_max"] = (mx if mx > paper["max"] + 0.0005 else NotReproducible(
             f"our largest lower bracket, {mx:.4f}, is below the paper's max; no upper bracket "
             "is tight enough to settle it"))
         notes[f"model{m}_max"] = (f"a lower bound on the worst of our {n} trials (the paper's: "
-                                  f"the worst of {FIG2_PAPER_TRIALS}); tolerance: printed "
-                                  "precision ±0.0005")
+                                  f"the worst of {FIG2_PAPER_TRIALS})")
     exact_pct = 100.0 * FIG2_PAPER[1]["exact"] / FIG2_PAPER_TRIALS
     ub = c2["model1_exact_pct_max"]
     n1 = c2["model1_trials"]
     p_hw = 100 * level_z * np.sqrt(exact_pct / 100 * (1 - exact_pct / 100) / FIG2_PAPER_TRIALS)
     q = min(max(ub / 100, 1 / n1), 1 - 1 / n1) if n1 > 1 else 0.5
-    o_hw = 100 * level_z * np.sqrt(q * (1 - q) / max(n1, 1))
+    o_hw = float(100 * level_z * np.sqrt(q * (1 - q) / max(n1, 1)))
     width = float(np.hypot(p_hw, o_hw))
-    tol["model1_exact_pct"] = width / exact_pct
-    ours["model1_exact_pct"] = (ub if ub + width < exact_pct else NotReproducible(
+    ours["model1_exact_pct"] = (Measured(ub, o_hw) if ub + width < exact_pct else NotReproducible(
         f"at most {ub:.0f} % of our trials can be exact, within the uncertainty of the paper's 57 %"))
     notes["model1_exact_pct"] = (f"an upper bound: {c2['model1_nonoptimal']} of {n1} trials have "
-                                 f"a schedule better than MC-SF's; tolerance ±{width:.1f} points "
-                                 f"(binomial 95 %: paper's ±{p_hw:.1f}, ours ±{o_hw:.1f})")
+                                 f"a schedule better than MC-SF's (our binomial 95 % half-width, "
+                                 f"with a share clipped to [1/n, 1 - 1/n])")
     ours["opt_le_mcsf"] = bool(c2["opt_le_mcsf"])
-    return ours, tol, notes
+    return ours, notes
 
 
 def fig2_setting(c2: dict, scale: str = "default") -> pd.DataFrame:
@@ -555,8 +564,16 @@ def claims_tab1(stats: pd.DataFrame) -> dict:
     """Table 1: MC-SF's mean and standard deviation over runs, every algorithm's mean over
     MC-SF's, MC-SF lowest in every run, MC-Benchmark below every α/β variant on the mean."""
     s = stats.set_index("algorithm")
-    out = {"mcsf_average": float(s.loc["MC-SF", "average"]), "mcsf_std": float(s.loc["MC-SF", "std"])}
-    out.update({q: float(s.loc[alg, "ratio"]) for alg, q in TAB1_QUANTITIES.items()})
+    runs = int(stats.attrs.get("runs", 0))
+    # 95 % half-widths over independent runs (normal approximation; a standard deviation's from
+    # its asymptotic variance s^2 / 2(R - 1)); none from fewer than two runs
+    z = 1.96 / np.sqrt(runs) if runs > 1 else 0.0
+    m_avg, m_sd = float(s.loc["MC-SF", "average"]), float(s.loc["MC-SF", "std"])
+    out = {"mcsf_average": Measured(m_avg, z * m_sd if runs > 1 else 0.0),
+           "mcsf_std": Measured(m_sd, 1.96 * m_sd / np.sqrt(2 * (runs - 1)) if runs > 1 else 0.0)}
+    for alg, q in TAB1_QUANTITIES.items():
+        r, a_avg, a_sd = (float(s.loc[alg, c]) for c in ("ratio", "average", "std"))
+        out[q] = Measured(r, r * float(np.hypot(z * a_sd / a_avg, z * m_sd / m_avg)) if runs > 1 else 0.0)
     out["mcsf_lowest_every_run"] = bool(stats.attrs["mcsf_lowest_every_run"])
     alphas = s.drop(["MC-SF", "MC-Benchmark"])["average"]
     out["mc_benchmark_beats_alpha"] = bool(s.loc["MC-Benchmark", "average"] < alphas.min())
@@ -572,9 +589,14 @@ def fig5() -> pd.DataFrame:
 
 
 def claims_fig5(f5: pd.DataFrame) -> dict:
-    """The four statistics the paper gives of its sample, computed on ours."""
-    return {"prompt_mean": float(f5["prompt"].mean()), "prompt_median": float(f5["prompt"].median()),
-            "output_mean": float(f5["output"].mean()), "output_median": float(f5["output"].median())}
+    """The four statistics the paper gives of its sample, computed on ours; a mean carries the
+    95 % half-width of a sample mean (our sample is one random draw of 10,000 from the fit)."""
+    def mean(col: str) -> Measured:
+        x = f5[col].to_numpy(dtype=float)
+        return Measured(float(x.mean()), 1.96 * float(x.std(ddof=1)) / np.sqrt(len(x)))
+
+    return {"prompt_mean": mean("prompt"), "prompt_median": float(f5["prompt"].median()),
+            "output_mean": mean("output"), "output_median": float(f5["output"].median())}
 
 
 def memory_trace(demand: str, n: int = TRACE_N, seed: int = 0, *, kappa: float) -> pd.DataFrame:

@@ -127,6 +127,48 @@ def get_scale(scale: str) -> Scale:
     return SCALES[one_of("scale", scale, SCALE_NAMES)]
 
 
+#: the Scale fields that set the paper's configuration of each simulated item
+_STAND_IN_FIELDS: dict[str, tuple[str, ...]] = {
+    "fig5": ("d", "trace_workers", "trace_duration_s", "trace_panels", "ms_duration_s"),
+    "tab3": ("d", "trace_workers", "trace_duration_s", "trace_panels", "ms_duration_s"),
+    "fig6": ("d", "loads", "duration_s", "fig6_panels"),
+    "tab4": ("d", "loads", "duration_s", "fig6_panels"),
+    "fig7": ("d", "loads", "duration_s", "fig7_workers"),
+    "fig8": ("d", "fig8_loads", "duration_s"),
+    "fig10": ("fig10_loads", "duration_s"),
+    "fig11": ("d", "fig11_profiles"),
+    "fig12": ("d", "loads", "duration_s"),
+}
+
+
+_FIELD_LABELS = {"d": "FLD D", "trace_workers": "worker counts", "trace_duration_s": "trace seconds",
+                 "trace_panels": "trace panels", "ms_duration_s": "ModelSwitching search seconds",
+                 "loads": "loads", "duration_s": "run seconds", "fig6_panels": "panels",
+                 "fig7_workers": "worker counts", "fig8_loads": "loads", "fig10_loads": "loads",
+                 "fig11_profiles": "model sets"}
+
+
+def _describe(field: str, ours: object, paper: object) -> str:
+    label = _FIELD_LABELS.get(field, field)
+    if isinstance(ours, tuple):
+        return f"{label}: {len(ours)} (paper: {len(paper)})"
+    return f"{label} {ours:g} (paper: {paper:g})"
+
+
+def stand_in(item: str, scale: str) -> str | None:
+    """Why ``item`` at ``scale`` is a scaled-down stand-in of the paper's setting, or None.
+
+    The ``paper`` scale is the paper's configuration (FLD D = 100, every trace panel, 20 to 100
+    workers, ModelSwitching's 5-minute search); an item run with any of its fields smaller or
+    coarser is a stand-in. Profiles, Table 2's timings and Figs. 3 and 9 are not simulated."""
+    s, ref = get_scale(scale), SCALES["paper"]
+    fields = _STAND_IN_FIELDS.get(item, ())
+    diff = [f for f in fields if getattr(s, f) != getattr(ref, f)]
+    if not diff:
+        return None
+    return "; ".join(_describe(f, getattr(s, f), getattr(ref, f)) for f in diff)
+
+
 def check_workers(workers: int, slo_ms: float, sc: Scale) -> None:
     """The chapter's main experiments sweep ``sc.loads``: the pool must at least carry the lowest
     of them within the SLO (``ConfigError`` naming ``workers`` otherwise)."""

@@ -443,18 +443,26 @@ def claims_fig5(f5: pd.DataFrame) -> dict:
 
 # ------------------------------------------------------------------ Table 5: planning latency
 
-def table5(scale: str = "default", seed: int = 0, time_limit: float = 20.0) -> pd.DataFrame:
+def table5(scale: str = "default", seed: int = 0, time_limit: float | None = None,
+           node_limit: int | None = 20_000) -> pd.DataFrame:
     """Table 5: HERD-L over K model-streams aggregated from 1000·K streams, K GPUs in 10 groups
-    (the paper's sizes), HiGHS with a 1 % gap and a time limit, the MILP always run; LPT beside
-    it. Solver seconds only: the paper's network and loading columns need its cluster."""
+    (the paper's sizes), HiGHS with a 1 % gap and a node limit (not a wall-clock one: the plan
+    and its status do not depend on the machine's load), the MILP always run; LPT beside it. Solver seconds only: the paper's network and loading columns need its cluster."""
     sc = get_scale(scale)
-    rows = [herd.table5_point(K, seed=seed, time_limit=time_limit) for K in sc.table5_K]
+    rows = [herd.table5_point(K, seed=seed, time_limit=time_limit, node_limit=node_limit)
+            for K in sc.table5_K]
     return pd.DataFrame(rows)
 
 
 def claims_table5(t5: pd.DataFrame) -> dict:
+    from infsched.report import NotReproducible
+
+    # A solve time is a wall-clock measurement of an unnamed solver on an unnamed machine: it
+    # is shown, not judged (a verdict must not change with how busy the build machine is).
     by_k = t5.set_index("models")["solver_s"]
-    return {"solver_s_200": float(by_k.loc[200]), "solver_s_1000": float(by_k.loc[1000]),
+    why = "wall-clock time of the paper's unnamed solver on an unnamed machine; ours: {:.2f} s"
+    return {"solver_s_200": NotReproducible(why.format(float(by_k.loc[200]))),
+            "solver_s_1000": NotReproducible(why.format(float(by_k.loc[1000]))),
             "planning_fits_period": bool((t5["solver_s"] < 60).all())}
 
 
