@@ -136,8 +136,57 @@ class PointError:
         return f"{self.type}: {self.message}" if self.message else self.type
 
 
+#: (path, get_num_threads, set_num_threads) of every OpenBLAS loaded in this process
+_BLAS: dict[str, tuple[Any, Any]] = {}
+_BLAS_NAMES = [(f"{pre}get_num_threads{suf}", f"{pre}set_num_threads{suf}")
+               for pre in ("scipy_openblas_", "openblas_") for suf in ("64_", "")]
+
+
+def _blas_controls() -> list[tuple[Any, Any]]:
+    """The thread getters and setters of the OpenBLAS libraries loaded now (numpy's, scipy's),
+    found in ``/proc/self/maps``; none elsewhere than on Linux."""
+    import ctypes
+
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {line.split()[-1] for line in f if "openblas" in line.lower() and "/" in line}
+    except OSError:
+        return []
+    for path in paths - set(_BLAS):
+        _BLAS[path] = (None, None)
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for get, set_ in _BLAS_NAMES:
+            if hasattr(lib, get) and hasattr(lib, set_):
+                _BLAS[path] = (getattr(lib, get), getattr(lib, set_))
+                break
+    return [_BLAS[p] for p in sorted(paths) if _BLAS[p][0] is not None]
+
+
+@contextlib.contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """Run the block with every OpenBLAS on one thread. A multithreaded BLAS sums in an order
+    that depends on its thread count, so a point would otherwise differ in its last bits between
+    the main process (every core's thread) and a worker (one thread, as joblib gives it on two
+    cores): the RAMSIS MDP's stationary law differed by 5e-35 between one and two threads."""
+    saved = []
+    for get, set_ in _blas_controls():
+        n = int(get())
+        if n != 1:
+            set_(1)
+            saved.append((set_, n))
+    try:
+        yield
+    finally:
+        for set_, n in saved:
+            set_(n)
+
+
 def _compute(fn: Callable[..., Any], point: dict[str, Any]) -> Any:
-    result = fn(**point)
+    with _one_blas_thread():  # the same bits in any process (see _one_blas_thread)
+        result = fn(**point)
     if isinstance(result, pd.Series):
         result = result.to_dict()
     if not isinstance(result, (Mapping, pd.DataFrame)):
