@@ -539,7 +539,8 @@ def decision_table(summary: pd.DataFrame) -> pd.DataFrame:
 def accuracy_target_table(summary: pd.DataFrame, targets: Sequence[float]) -> pd.DataFrame:
     """Low and high accuracy targets: per (workload, load, target), each contender's best SLO
     attainment over its knob settings whose accuracy per on-time query reaches the target (NaN
-    if none does), and the winner. ``summary`` is :func:`with_ci` of :func:`frontier`."""
+    if none does), and the winners: the contenders with the highest such attainment (to the
+    printed 3 decimals), if it is at least 99 %. ``summary`` is :func:`with_ci` of :func:`frontier`."""
     rows = []
     for (wl, load), g in summary.groupby(["workload", "load"], sort=True):
         for t in targets:
@@ -549,8 +550,11 @@ def accuracy_target_table(summary: pd.DataFrame, targets: Sequence[float]) -> pd
                 ok = gc[gc["accuracy_served"] >= t]
                 best[c] = float(ok["attainment"].max()) if len(ok) else np.nan
                 row[LABELS[c]] = best[c]
-            valid = {c: v for c, v in best.items() if np.isfinite(v)}
-            row["winner"] = LABELS[max(valid, key=valid.get)] if valid else "none"
+            valid = {c: v for c, v in best.items() if np.isfinite(v) and v >= 0.99}
+            top = max(valid.values()) if valid else np.nan
+            # ties to the printed precision (3 decimals); none unless some setting keeps 99 % on time
+            row["winner (>= 99 % on time)"] = (", ".join(LABELS[c] for c, v in valid.items() if v >= top - 5e-4)
+                                               if valid else "none")
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -689,13 +693,13 @@ def claims(runs: pd.DataFrame, load_summary: pd.DataFrame, a_star: float) -> pd.
     if len(op):
         raw_op = runs[(runs["contender"] == "tad-op") & (runs["workload"] == "poisson")
                       & (runs["rho_tad"] < 1)]
-        # one query's deficit: the least accurate class's a_k - a* (TAD-OP lets Δ dip by one step)
-        zoo_min = float(raw_op["final_delta"].min()) if len(raw_op) else 0.0
-        step = float(raw_op["tad_step"].min()) if "tad_step" in raw_op.columns and len(raw_op) else -np.inf
-        ok = bool(len(raw_op)) and zoo_min >= step
+        # the long-run mean a* + Δ/n, to the 3 decimals every accuracy here is printed with
+        per_query = (raw_op["final_delta"] / raw_op["n"]) if len(raw_op) else pd.Series(dtype=float)
+        worst = float(per_query.min()) if len(per_query) else float("nan")
+        ok = bool(len(raw_op)) and worst >= -5e-4
         rows.append({"paper": "TAD", "claim": "TAD-OP meets a* in the long run below λ^max (Poisson)",
-                     "on common ground": f"least final surplus Σ(a_i - a*) over {len(raw_op)} runs: {zoo_min:+.3f} "
-                                         f"points (one query may leave it at most {abs(step):.3f} below 0)",
+                     "on common ground": f"mean accuracy of all routed queries - a*, least over {len(raw_op)} runs: "
+                                         f"{worst:+.5f} points (within the printed 0.001: {ok})",
                      "holds": ok})
     if len(rj):
         s_ = rj.loc[rj.index.intersection(poisson)]
