@@ -51,3 +51,17 @@ def test_stderr_in_a_cell_fails_the_build_and_no_stored_cell_has_any():
                   for i, c in enumerate(nb.cells) if c.cell_type == "code"
                   for o in c.get("outputs", []) if o.get("output_type") == "stream" and o.get("name") == "stderr"]
     assert not noisy, "\n".join(noisy)
+
+
+def test_no_code_cell_or_table_wider_than_the_content_column_by_construction():
+    """What keeps pages inside their column (checked by hand in headless Chromium at 768 and
+    1366 px): code and printed output wrap, output tables scroll inside the column at worst, and
+    DataFrame headers may break; verdict tables are compact (report.style_table)."""
+    css = (ROOT / "_static" / "infsched.css").read_text()
+    rules = dict(re.findall(r"([^{}]+)\{([^}]*)\}", re.sub(r"/\*.*?\*/", "", css, flags=re.S)))
+    joined = {sel.strip(): body for sel, body in rules.items()}
+    code = next(b for s, b in joined.items() if "div.cell_input pre" in s)
+    assert "pre-wrap" in code and "div.cell_output .output.stream pre" in next(
+        s for s in joined if "div.cell_input pre" in s)
+    assert "overflow-x: auto" in joined["div.cell_output .output.text_html"]
+    assert "overflow-wrap: anywhere" in joined["div.cell_output table.dataframe th"]
