@@ -192,6 +192,28 @@ def test_damaged_cache_entries_are_recomputed_with_a_warning(tmp_path):
         pd.testing.assert_frame_equal(run_sweep(simulate, g, cache_dir=cache), good)
 
 
+def test_damaged_entry_in_a_chapter_kernel_is_reported_on_stdout(tmp_path, monkeypatch, capsys):
+    """Inside a chapter's kernel the line goes to stdout: stderr in a cell fails the strict book
+    build, and a cache that has just healed itself must not fail it."""
+    import warnings
+
+    from infsched import sweep
+
+    c, cache = tmp_path / "calls", tmp_path / "cache"
+    g = grid(c)
+    good = run_sweep(simulate, g, cache_dir=cache)
+    paths = _entries(cache)
+    paths[0].write_bytes(paths[0].read_bytes()[:10])
+    monkeypatch.setattr(sweep, "_in_kernel", lambda: True)
+    capsys.readouterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pd.testing.assert_frame_equal(run_sweep(simulate, g, cache_dir=cache), good)
+    out = capsys.readouterr()
+    assert f"infsched cache: {paths[0]}:" in out.out and "recomputing this point" in out.out
+    assert out.err == ""
+
+
 def slow(lam, counter):
     import time
 

