@@ -42,8 +42,8 @@ STYLES = {
     "jellyfish+": plotting.PolicyStyle(plotting.PALETTE[1], plotting.DASHDOT, "x"),
     "ramsis": plotting.PolicyStyle("#000000", plotting.SOLID, "*"),
     "modelswitching": plotting.PolicyStyle(plotting.PALETTE[8], plotting.DASHDOT, "v"),
-    "flex": plotting.PolicyStyle(plotting.PALETTE[0], plotting.DASHED, "h"),
-    "flex-np": plotting.PolicyStyle(plotting.PALETTE[9], plotting.DOTTED, "h"),
+    "flex": plotting.PolicyStyle("#005f5f", plotting.DASHED, "h"),     # outside the palette:
+    "flex-np": plotting.PolicyStyle("#7f7f00", plotting.DOTTED, "h"),  # 13 contenders, 10 colours
 }
 
 
