@@ -393,7 +393,7 @@ def run_point(workload: str, load: float, slo_ms: float, seed: int, n: int, work
 def _code_version() -> str:
     here = Path(__file__).resolve().parent
     digest = hashlib.sha256()
-    for name in ("config.py", "engine.py", "policies.py", "sim.py", "zoo.py", "experiments.py"):
+    for name in ("config.py", "engine.py", "policies.py", "sim.py", "zoo.py", "flex.py", "experiments.py"):
         digest.update((here / name).read_bytes())
     return digest.hexdigest()[:16]
 
