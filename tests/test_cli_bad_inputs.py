@@ -34,12 +34,15 @@ def test_run_rejects_before_any_cell(argv, expected, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("var, value, cmd", [
-    ("INFSCHED_WORKERS", "abc", ["run", "tad"]),
+    ("INFSCHED_PROCESSES", "abc", ["run", "tad"]),
+    ("INFSCHED_WORKERS", "abc", ["run", "tad"]),     # the older name is still read and checked
     ("INFSCHED_WORKERS", "0", ["sweep", "tad", "-e", "fig5", "--no-cache"]),
     ("INFSCHED_SCALE", "huge", ["run", "tad"]),
     ("INFSCHED_MEMORY_LIMIT", "lots", ["run", "tad", "-p", "n_servers=64"]),
 ])
 def test_bad_environment_is_one_line(var, value, cmd, monkeypatch, capsys):
+    for name in ("INFSCHED_PROCESSES", "INFSCHED_WORKERS"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv(var, value)
     assert main(cmd) == 2
     err = capsys.readouterr().err

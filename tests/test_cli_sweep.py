@@ -107,15 +107,15 @@ def test_inner_sweeps_get_the_processes_of_a_single_point(monkeypatch):
     """Several points: the points run in parallel and the sweeps inside each one serially; a
     single point hands its sweeps the processes (or the cluster) instead."""
     def probe(scale="default", seed=0, x=0):
-        return {"workers": os.environ.get("INFSCHED_WORKERS"), "dask": os.environ.get("INFSCHED_DASK")}
+        return {"workers": os.environ.get("INFSCHED_PROCESSES"), "dask": os.environ.get("INFSCHED_DASK")}
 
     monkeypatch.setitem(tad.EXPERIMENTS, "probe", probe)
-    monkeypatch.delenv("INFSCHED_WORKERS", raising=False)
+    monkeypatch.delenv("INFSCHED_PROCESSES", raising=False)
     one = sweep_chapter("tad", {"x": [1]}, experiments=["probe"], n_jobs=3, cache_dir=False)
     assert one["workers"].tolist() == ["3"] and one["dask"].tolist() == [""]
     many = sweep_chapter("tad", {"x": [1, 2]}, experiments=["probe"], n_jobs=1, cache_dir=False)
     assert many["workers"].tolist() == ["1", "1"]
-    assert "INFSCHED_WORKERS" not in os.environ  # restored
+    assert "INFSCHED_PROCESSES" not in os.environ  # restored
 
 
 def test_sweep_on_a_local_cluster_equals_local(tmp_path, capsys):

@@ -265,7 +265,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--scale", help="smoke | default | paper (default $INFSCHED_SCALE or default)")
     p.add_argument("--seeds", default="0", metavar="SEEDS", help="e.g. 0,1,2 or 0-4 (default 0)")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
-                   help="local processes (default $INFSCHED_WORKERS or 2; -1: all cores)")
+                   help="local processes (default $INFSCHED_PROCESSES or 2; -1: all cores)")
     p.add_argument("--dask", metavar="ADDRESS",
                    help="a Dask scheduler, e.g. tcp://127.0.0.1:8786 (default $INFSCHED_DASK)")
     p.add_argument("--out", metavar="FILE", help="FILE.csv or FILE.parquet (default: CSV on stdout)")
@@ -285,7 +285,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in ("run", "sweep", "refresh-nbval"):
             from .params import check_environment
 
-            check_environment()  # $INFSCHED_WORKERS ... before any import or kernel
+            check_environment()  # $INFSCHED_PROCESSES ... before any import or kernel
         return int(args.func(args))
     except SystemExit as exc:  # --help
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2

@@ -14,7 +14,7 @@ value must have the type of the default (a number for a number, a string for a s
 for a bool), and ``seed``, ``processes`` and ``scale`` follow their shared rules.
 
 :func:`check_environment` checks the variables every chapter and sweep reads
-(``INFSCHED_WORKERS``, ``INFSCHED_SCALE``, ``INFSCHED_MEMORY_LIMIT``).
+(``INFSCHED_PROCESSES``, ``INFSCHED_SCALE``, ``INFSCHED_MEMORY_LIMIT``).
 """
 
 from __future__ import annotations
@@ -264,7 +264,7 @@ SCHEMAS: dict[str, dict[str, Check]] = {
 #: parameters every chapter that has them shares
 COMMON: dict[str, Check] = {
     "seed": integer(0, 2**63 - 1, what="the seed of every random stream"),
-    "processes": integer(1, 1024, none=True, what="processes for the sweeps; None: $INFSCHED_WORKERS or 2"),
+    "processes": integer(1, 1024, none=True, what="processes for the sweeps; None: $INFSCHED_PROCESSES or 2"),
     "scale": choice(*SCALES),
 }
 
@@ -310,15 +310,9 @@ def check_chapter_parameters(chapter: str, params: Mapping[str, Any],
 def check_environment() -> None:
     """The environment variables a run reads, checked now (ConfigError naming the variable)."""
     from .limits import memory_limit
+    from .sweep import env_processes
 
-    raw = os.environ.get("INFSCHED_WORKERS")
-    if raw is not None and raw.strip():
-        try:
-            n = int(raw.strip())
-        except ValueError:
-            n = 0
-        require(n >= 1, "INFSCHED_WORKERS", raw, "must be a positive integer (the processes a "
-                "sweep uses; unset it for the default, 2)")
+    env_processes()  # $INFSCHED_PROCESSES (or the older $INFSCHED_WORKERS)
     scale = os.environ.get("INFSCHED_SCALE")
     if scale is not None and scale.strip():
         require(scale in SCALES, "INFSCHED_SCALE", scale, "must be one of " + ", ".join(SCALES))

@@ -426,6 +426,8 @@ def style_table(df: pd.DataFrame) -> "Styler":
     if "tolerance" in disp.columns:
         disp["tolerance"] = [(_fmt_width(t) if t > 0 else "0") if isinstance(t, float) and math.isfinite(t)
                              else _fmt_value(t) for t in disp["tolerance"]]
+    if "quantity" in disp.columns:  # a line may break after an underscore, never inside a word
+        disp["quantity"] = [str(q).replace("_", "_<wbr>") for q in disp["quantity"]]
     disp = disp.astype(object)
 
     def colour(v: Any) -> str:
@@ -442,9 +444,11 @@ def style_table(df: pd.DataFrame) -> "Styler":
         {"selector": "", "props": "font-size: 0.8em; border-collapse: collapse; max-width: 100%"},
         {"selector": "td, th", "props": "padding: 2px 6px; vertical-align: top"},
     ])
-    wrap = [c for c in ("quantity", "basis", "note") if c in disp.columns]
-    if wrap:
-        sty = sty.set_properties(subset=wrap, **{"overflow-wrap": "anywhere", "text-align": "left"})
+    words = [c for c in ("quantity", "basis") if c in disp.columns]
+    if words:
+        sty = sty.set_properties(subset=words, **{"overflow-wrap": "break-word", "text-align": "left"})
+    if "note" in disp.columns:  # free text may hold long tokens (paths, brackets): break anywhere
+        sty = sty.set_properties(subset=["note"], **{"overflow-wrap": "anywhere", "text-align": "left"})
     if "note" in disp.columns:
         sty = sty.set_properties(subset=["note"], **{"min-width": "9em"})
     return sty.set_table_attributes('class="infsched-verdicts"')

@@ -60,29 +60,45 @@ def default_cache_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "infsched"
 
 
+#: the environment variable that sets a sweep's number of processes; ``INFSCHED_WORKERS``, its
+#: older name, is still read when it is not set
+PROCESSES_ENV = "INFSCHED_PROCESSES"
+_PROCESSES_ENV_OLD = "INFSCHED_WORKERS"
+
+
+def processes_env() -> tuple[str, str | None]:
+    """``(name, value)`` of the variable that sets the processes: ``$INFSCHED_PROCESSES``, else
+    the older ``$INFSCHED_WORKERS``; the value is None when neither is set."""
+    for name in (PROCESSES_ENV, _PROCESSES_ENV_OLD):
+        raw = os.environ.get(name)
+        if raw is not None and raw.strip():
+            return name, raw
+    return PROCESSES_ENV, None
+
+
 def default_processes(n_jobs: int | None = None, *, name: str = "n_jobs") -> int:
-    """``n_jobs`` for :func:`run_sweep` when a caller gives ``None``: ``$INFSCHED_WORKERS``, else
+    """``n_jobs`` for :func:`run_sweep` when a caller gives ``None``: ``$INFSCHED_PROCESSES``, else
     ``min(2, cores)``; a given value must be a positive integer (``name`` is the caller's name
     for it, for the error)."""
     if n_jobs is None:
-        return env_workers()
+        return env_processes()
     require(isinstance(n_jobs, (int, np.integer)) and not isinstance(n_jobs, bool) and n_jobs >= 1,
             name, n_jobs, "must be a positive integer")
     return int(n_jobs)
 
 
-def env_workers() -> int:
-    """``$INFSCHED_WORKERS`` (a positive integer) if set, else ``min(2, cores)``; a ConfigError
-    naming the variable otherwise."""
-    raw = os.environ.get("INFSCHED_WORKERS")
-    if raw is None or not raw.strip():
+def env_processes() -> int:
+    """``$INFSCHED_PROCESSES`` (or the older ``$INFSCHED_WORKERS``), a positive integer, if set,
+    else ``min(2, cores)``; a ConfigError naming the variable otherwise."""
+    name, raw = processes_env()
+    if raw is None:
         return min(2, os.cpu_count() or 1)
     try:
         n = int(raw.strip())
     except ValueError:
         n = 0
-    require(n >= 1, "INFSCHED_WORKERS", raw, "must be a positive integer (the processes a sweep "
-            "uses; unset it for the default, 2)")
+    require(n >= 1, name, raw, "must be a positive integer (the processes a sweep uses; unset "
+            "it for the default, 2)")
     return n
 
 
@@ -682,9 +698,10 @@ def run_sweep(
 CHAPTERS = ("tad", "ramsis", "kvcache", "kairos", "shepherd")
 #: names a grid may not use: they are columns of :func:`sweep_chapter`'s table or its own knobs
 _RESERVED = ("chapter", "experiment", "scale", "seed", "error")
-#: what a chapter point sets for the sweeps inside it (``$INFSCHED_WORKERS``, ``$INFSCHED_DASK``);
+#: what a chapter point sets for the sweeps inside it (``$INFSCHED_PROCESSES``, which takes
+#: precedence over the older name, and ``$INFSCHED_DASK``);
 #: in a worker process this default holds: one process, no cluster, so workers are not oversubscribed
-_INNER: dict[str, str] = {"INFSCHED_WORKERS": "1", "INFSCHED_DASK": ""}
+_INNER: dict[str, str] = {PROCESSES_ENV: "1", "INFSCHED_DASK": ""}
 
 
 def chapter_experiments(chapter: str) -> dict[str, Callable[..., Any]]:
@@ -859,7 +876,7 @@ def _sweep_grid(grid: list[dict[str, Any]], jobs: int, target: Any, version: str
     global _INNER
     if len(grid) == 1:  # inline: the experiment's own sweeps get the processes or the cluster
         saved = _INNER
-        _INNER = {"INFSCHED_WORKERS": str(jobs if jobs > 0 else os.cpu_count() or 1),
+        _INNER = {PROCESSES_ENV: str(jobs if jobs > 0 else os.cpu_count() or 1),
                   "INFSCHED_DASK": "" if target is None else _dask_address(target)}
         try:
             df = run_sweep(chapter_point, grid, cache_dir=cache_dir, n_jobs=1, progress=progress,
