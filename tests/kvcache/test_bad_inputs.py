@@ -19,6 +19,14 @@ CASES = [
                                     sim.SimConfig("mc-sf"))),
     ("output", lambda: model.check_schedule(model.Instance(**HUGE), [0, 0])),
     ("M", lambda: model.Instance(np.array([0]), np.array([1]), np.array([1]), "8")),
+    # the experiments' keywords, rejected before any point runs (not truncated, not converted)
+    ("n", lambda: ex.tab1("smoke", kappa=1.0, n=2.5, n_jobs=1, cache=False)),
+    ("n", lambda: ex.alpha_beta_sweep("smoke", kappa=1.0, n=-5, n_jobs=1, cache=False)),
+    ("kappa", lambda: ex.tab1("smoke", kappa="a", n_jobs=1, cache=False)),
+    ("kappa", lambda: ex.fig3("smoke", kappa=float("nan"), n_jobs=1, cache=False)),
+    ("seed", lambda: ex.tab1("smoke", seed=1.5, kappa=1.0, n_jobs=1, cache=False)),
+    ("seed", lambda: ex.fig3("smoke", seed=-1, kappa=1.0, n_jobs=1, cache=False)),
+    ("demand", lambda: ex.tab1("smoke", kappa=1.0, demand="x", n_jobs=1, cache=False)),
 ]
 
 

@@ -436,9 +436,31 @@ def run_point(policy: str, alpha: float, beta: float, n: int, rate: float, kappa
             "rounds": res.rounds}
 
 
+def _seeds(seed: int, runs: int) -> range:
+    """``runs`` consecutive seeds from ``seed``, which must be a non-negative integer."""
+    require(isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_))
+            and seed >= 0, "seed", seed,
+            "must be a non-negative integer (a fractional seed is not truncated)")
+    return range(int(seed), int(seed) + runs)
+
+
 def run_algorithms(configs, sizes, rates, seeds, kappa: float, *, n_jobs: int | None = None,
                    cache=None, progress: bool = False) -> pd.DataFrame:
-    """Every (config, size, rate, seed) through :func:`run_point`, cached per point."""
+    """Every (config, size, rate, seed) through :func:`run_point`, cached per point. Sizes,
+    ``kappa`` and seeds are checked here, before any point runs, under the names the
+    experiments take (``n``, ``kappa``, ``seed``): rejected, not converted."""
+    def integer(v) -> bool:
+        return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+    sizes, seeds = list(sizes), list(seeds)
+    for n in sizes:
+        require(integer(n) and n >= 1, "n", n, "must be a positive integer (requests per run)")
+    for sd in seeds:
+        require(integer(sd) and sd >= 0, "seed", sd,
+                "must be a non-negative integer (a fractional seed is not truncated)")
+    require(isinstance(kappa, (int, float, np.integer, np.floating))
+            and not isinstance(kappa, (bool, np.bool_)) and np.isfinite(kappa) and kappa > 0,
+            "kappa", kappa, "must be a positive number (the batch-time scale)")
     points = [dict(policy=c.policy, alpha=float(c.alpha), beta=float(c.beta), n=int(n),
                    rate=float(r), kappa=float(kappa), seed=int(s))
               for c in configs for n in sizes for r in rates for s in seeds]
@@ -489,7 +511,7 @@ def fig3(scale: str = "default", seed: int = 0, *, kappa: float, n_jobs: int | N
     row per run (the scale's ``fig3_runs`` independent runs per point)."""
     sc = get_scale(scale)
     df = run_algorithms(ALGORITHMS, sc.fig3_sizes, DEMANDS.values(),
-                        range(seed, seed + sc.fig3_runs), kappa, n_jobs=n_jobs, cache=cache)
+                        _seeds(seed, sc.fig3_runs), kappa, n_jobs=n_jobs, cache=cache)
     df["demand"] = df["rate"].map({v: k for k, v in DEMANDS.items()})
     return df
 
@@ -543,7 +565,7 @@ def tab1(scale: str = "default", seed: int = 0, *, kappa: float, n: int = 1000,
     the substitute dataset."""
     sc = get_scale(scale)
     rate = DEMANDS[one_of("demand", demand, tuple(DEMANDS))]
-    df = run_algorithms(ALGORITHMS, [n], [rate], range(seed, seed + sc.runs), kappa,
+    df = run_algorithms(ALGORITHMS, [n], [rate], _seeds(seed, sc.runs), kappa,
                         n_jobs=n_jobs, cache=cache)
     stats = (df.groupby("algorithm", sort=False)["mean_latency"]
              .agg(average="mean", std="std", max="max", min="min").reset_index())
@@ -626,7 +648,7 @@ def alpha_beta_sweep(scale: str = "default", seed: int = 0, *, kappa: float, n: 
     configs = ([SimConfig("alpha-beta", alpha=a, beta=b) for b in (0.1, 0.2) for a in sc.alphas]
                + [SimConfig("alpha-beta", alpha=a, beta=b) for a in (0.1, 0.2) for b in sc.betas])
     configs = list(dict.fromkeys(configs))
-    df = run_algorithms(configs, [n], DEMANDS.values(), range(seed, seed + sc.sweep_runs),
+    df = run_algorithms(configs, [n], DEMANDS.values(), _seeds(seed, sc.sweep_runs),
                         kappa, n_jobs=n_jobs, cache=cache)
     df["demand"] = df["rate"].map({v: k for k, v in DEMANDS.items()})
     return df
