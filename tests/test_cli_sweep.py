@@ -140,3 +140,13 @@ def test_results_that_are_not_one_table():
     assert tables["table"].tolist() == ["trace", "trace", "phases"]
     with pytest.raises(TypeError, match="not a table"):
         _as_table(3.0)
+
+
+def test_the_head_to_head_chapter_sweeps_through_its_package():
+    """``infsched sweep headtohead`` finds the serving package's experiments."""
+    from infsched.sweep import chapter_experiments
+
+    exps = chapter_experiments("headtohead")
+    assert {"load_sweep", "frontier", "regimes"} <= set(exps)
+    with pytest.raises(ConfigError, match="chapter = 'serving': must be one of"):
+        chapter_experiments("serving")

@@ -695,7 +695,9 @@ def run_sweep(
 # ------------------------------------------------------------------ a chapter's experiments
 
 #: the chapters whose package registers ``experiments.EXPERIMENTS``: name -> fn(scale, seed, **params)
-CHAPTERS = ("tad", "ramsis", "kvcache", "kairos", "shepherd")
+CHAPTERS = ("tad", "ramsis", "kvcache", "kairos", "shepherd", "headtohead")
+#: the package behind a chapter whose name is not its package's
+_PACKAGE = {"headtohead": "serving"}
 #: names a grid may not use: they are columns of :func:`sweep_chapter`'s table or its own knobs
 _RESERVED = ("chapter", "experiment", "scale", "seed", "error")
 #: what a chapter point sets for the sweeps inside it (``$INFSCHED_PROCESSES``, which takes
@@ -710,7 +712,8 @@ def chapter_experiments(chapter: str) -> dict[str, Callable[..., Any]]:
 
     if chapter not in CHAPTERS:
         raise config_error("chapter", chapter, "must be one of " + ", ".join(CHAPTERS))
-    return dict(importlib.import_module(f"infsched.{chapter}.experiments").EXPERIMENTS)
+    package = _PACKAGE.get(chapter, chapter)
+    return dict(importlib.import_module(f"infsched.{package}.experiments").EXPERIMENTS)
 
 
 def experiment_parameters(fn: Callable[..., Any]) -> tuple[list[str], bool]:
