@@ -13,6 +13,13 @@ CASES = [
     ("budget", lambda: model.configurations(0.1)),
     ("model", lambda: ex.check_parameters("bert", 2.5, "mean")),
     ("service", lambda: ex.check_parameters("rm2", 2.5, "median")),
+    # the experiments' keywords, under the names the caller typed
+    ("qos_scale", lambda: ex.picks(qos_scale=0.0)),
+    ("qos_scale", lambda: ex.ub_table("rm2", qos_scale=float("nan"))),
+    ("source", lambda: ex.picks(source="x")),
+    ("seed", lambda: ex.exhaustive("rm2", "smoke", seed=1.5)),
+    ("variant", lambda: ex.exhaustive("rm2", "smoke", variant="zz")),
+    ("experiment", lambda: ex.run_experiment("x", "smoke")),
 ]
 
 

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from infsched.errors import one_of
+from infsched.errors import one_of, require
 from infsched.kairos import batches as batches_module, bound, matching, search, sim
 from infsched.kairos import model as model_module
 from infsched.kairos.batches import LOGNORMAL_MIX, BatchDist
@@ -149,6 +149,10 @@ def profile(model: str, source: str = "artifact", qos_scale: float = 1.0,
     numbers KAIROS's implementation ranks with) or derived here from the latency table and the
     exact pmf (``"derived"``; needed for other QoS targets and batch distributions)."""
     one_of("source", source, ("artifact", "derived"))
+    require(isinstance(qos_scale, (int, float, np.integer, np.floating))
+            and not isinstance(qos_scale, (bool, np.bool_)) and np.isfinite(qos_scale)
+            and qos_scale > 0, "qos_scale", qos_scale,
+            "must be a positive number (a multiple of the model's QoS target)")
     if source == "artifact" and qos_scale == 1.0 and dist == LOGNORMAL_MIX:
         return bound.BoundProfile.from_upstream(model)
     return bound.BoundProfile.from_latency(model, QOS_MS[model] * qos_scale, dist)
