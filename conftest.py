@@ -14,7 +14,8 @@ Run the unit tests and every chapter (the command that was checked to work)::
   Markdown (intro.md, scorecard.md without code) is ignored.
 
 Expected outputs cannot live in a ``.md`` file, so for the marked cells they are taken from a
-stored executed copy, ``tests/nbval/<chapter>.ipynb``, matched by cell source. A marked cell
+stored executed copy, ``tests/nbval/<chapter>.ipynb``, matched by cell source (the stored copies
+are references only, not collected as tests themselves). A marked cell
 with no stored counterpart (new or edited cell) fails with a message to refresh them::
 
     .venv/bin/python -m infsched.runner --refresh-nbval <chapter>
@@ -38,6 +39,11 @@ import pytest
 
 _ROOT = Path(__file__).resolve().parent
 _SESSION_TMP: list[str] = []
+
+#: ``tests/nbval/*.ipynb`` hold the reference outputs that each chapter in ``book/`` is checked
+#: against when it runs; they are not tests of their own (executing them too ran every chapter
+#: twice per ``make test``)
+collect_ignore_glob = ["tests/nbval/*.ipynb"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
