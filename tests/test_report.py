@@ -268,3 +268,22 @@ def test_stand_in_labels_follow_the_scale(package, simulated, analytic):
         reason = ex.stand_in(item, "smoke")
         assert isinstance(reason, (str, dict)) and reason, item
     assert ex.stand_in(analytic, "smoke") is None
+
+
+def test_setting_shortfall():
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class S:
+        d: int
+        secs: float
+        loads: tuple
+        sizes: tuple
+
+    paper = S(100, 30.0, (1.0, 2.0, 3.0), (40, 60))
+    assert report.setting_shortfall(paper, paper, ("d", "secs", "loads", "sizes")) is None
+    ours = S(20, 5.0, (1.0,), (8, 10))
+    assert report.setting_shortfall(ours, paper, ("d", "secs", "loads", "sizes"), {"d": "FLD D"}) == (
+        "FLD D 20 (paper: 100); secs 5 (paper: 30); loads: 1 values (paper: 3); "
+        "sizes (8, 10) (paper: (40, 60))")
+    assert report.setting_shortfall(ours, paper, ()) is None

@@ -86,6 +86,7 @@ __all__ = [
     "printed_half_unit",
     "verdict",
     "combined_tolerance",
+    "setting_shortfall",
     "compare",
     "summary_line",
     "style_table",
@@ -279,6 +280,28 @@ def combined_tolerance(paper_tol: float, basis: str, ours_ci: float = 0.0) -> fl
     if basis == "paper-ci":
         return float(math.hypot(paper_tol, ours_ci))
     return float(paper_tol + ours_ci)
+
+
+def setting_shortfall(ours: Any, paper: Any, fields: tuple[str, ...] | list[str],
+                      labels: Mapping[str, str] | None = None) -> str | None:
+    """How the setting ``ours`` (a dataclass of sizes, e.g. a chapter's ``Scale``) departs from
+    the paper's (``paper``, the same type) on ``fields``: the ``stand_in`` reason for
+    :func:`compare`, ``"FLD D 20 (paper: 100); loads: 4 values (paper: 10)"``, or None when
+    every field matches."""
+    labels = dict(labels or {})
+    out = []
+    for f in fields:
+        mine, theirs = getattr(ours, f), getattr(paper, f)
+        if mine == theirs:
+            continue
+        label = labels.get(f, f)
+        if isinstance(mine, tuple) and isinstance(theirs, tuple) and len(mine) != len(theirs):
+            out.append(f"{label}: {len(mine)} values (paper: {len(theirs)})")
+        elif isinstance(mine, float) and isinstance(theirs, float):
+            out.append(f"{label} {mine:g} (paper: {theirs:g})")
+        else:
+            out.append(f"{label} {mine} (paper: {theirs})")
+    return "; ".join(out) or None
 
 
 def _fmt_width(x: float) -> str:

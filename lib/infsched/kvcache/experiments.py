@@ -28,7 +28,7 @@ from infsched.errors import one_of, require
 from infsched.kvcache import hindsight, instances, workload
 from infsched.kvcache.model import Instance, check_schedule
 from infsched.metrics import mean_ci
-from infsched.report import Measured, NotReproducible
+from infsched.report import Measured, NotReproducible, setting_shortfall
 from infsched.kvcache.policies import mc_sf
 from infsched.kvcache.sim import SimConfig, simulate
 from infsched.kvcache.timing import BatchTimeModel
@@ -143,9 +143,7 @@ _STAND_IN_FIELDS: dict[str, tuple[str, ...]] = {
 
 def stand_in(item: str, scale: str) -> str | None:
     """Why ``item`` at ``scale`` is a scaled-down stand-in of the paper's setting, or None."""
-    s, ref = get_scale(scale), SCALES["paper"]
-    diff = [f for f in _STAND_IN_FIELDS.get(item, ()) if getattr(s, f) != getattr(ref, f)]
-    return "; ".join(f"{f} = {getattr(s, f)} (paper: {getattr(ref, f)})" for f in diff) or None
+    return setting_shortfall(get_scale(scale), SCALES["paper"], _STAND_IN_FIELDS.get(item, ()))
 
 
 

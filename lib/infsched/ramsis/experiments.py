@@ -43,7 +43,7 @@ import pandas as pd
 
 from infsched.errors import ConfigError, InfeasibleError, config_error, one_of, require
 from infsched.profiles import Profile, interpolate_models, load_profile
-from infsched.report import NotReproducible, find_data_dir
+from infsched.report import NotReproducible, find_data_dir, setting_shortfall
 from infsched.sweep import default_cache_dir, default_processes, point_seed, run_sweep
 from infsched.workload import piecewise_poisson_arrivals, poisson_arrivals
 from infsched.ramsis import baselines, mdp, sim
@@ -148,13 +148,6 @@ _FIELD_LABELS = {"d": "FLD D", "trace_workers": "worker counts", "trace_duration
                  "fig11_profiles": "model sets"}
 
 
-def _describe(field: str, ours: object, paper: object) -> str:
-    label = _FIELD_LABELS.get(field, field)
-    if isinstance(ours, tuple):
-        return f"{label}: {len(ours)} (paper: {len(paper)})"
-    return f"{label} {ours:g} (paper: {paper:g})"
-
-
 #: items of which only some quantities are simulated: Table 3's averages are recomputed from
 #: the paper's own table at every scale, only its last claim comes from our runs
 _SIMULATED_ONLY: dict[str, tuple[str, ...]] = {"tab3": ("ramsis_below_1pct_when_satisfiable",)}
@@ -167,13 +160,9 @@ def stand_in(item: str, scale: str) -> str | dict[str, str] | None:
     The ``paper`` scale is the paper's configuration (FLD D = 100, every trace panel, 20 to 100
     workers, ModelSwitching's 5-minute search); an item run with any of its fields smaller or
     coarser is a stand-in. Profiles, Table 2's timings and Figs. 3 and 9 are not simulated."""
-    s, ref = get_scale(scale), SCALES["paper"]
-    fields = _STAND_IN_FIELDS.get(item, ())
-    diff = [f for f in fields if getattr(s, f) != getattr(ref, f)]
-    if not diff:
-        return None
-    reason = "; ".join(_describe(f, getattr(s, f), getattr(ref, f)) for f in diff)
-    if item in _SIMULATED_ONLY:
+    reason = setting_shortfall(get_scale(scale), SCALES["paper"], _STAND_IN_FIELDS.get(item, ()),
+                               _FIELD_LABELS)
+    if reason and item in _SIMULATED_ONLY:
         return {q: reason for q in _SIMULATED_ONLY[item]}
     return reason
 

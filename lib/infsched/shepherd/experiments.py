@@ -115,14 +115,9 @@ _STAND_IN_FIELDS: dict[str, tuple[str, ...]] = {
 def stand_in(item: str, scale: str) -> str | None:
     """Why ``item`` at ``scale`` is a scaled-down stand-in of the ``paper`` scale's setting (the
     paper's horizon, streams and grids), or None."""
-    s, ref = get_scale(scale), SCALES["paper"]
-    out = []
-    for f in _STAND_IN_FIELDS.get(item, ()):
-        mine, theirs = getattr(s, f), getattr(ref, f)
-        if mine != theirs:
-            out.append(f"{f}: {len(mine)} values (paper scale: {len(theirs)})" if isinstance(mine, tuple)
-                       else f"{f} = {mine:g} (paper scale: {theirs:g})")
-    return "; ".join(out) or None
+    from infsched.report import setting_shortfall
+
+    return setting_shortfall(get_scale(scale), SCALES["paper"], _STAND_IN_FIELDS.get(item, ()))
 
 
 # ------------------------------------------------------------------ the latency profile
