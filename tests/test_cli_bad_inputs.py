@@ -22,6 +22,24 @@ RUN = [
     (["run", "kvcache", "-p", "n_requests=0"], "n_requests = 0: must be an integer in [1, 10000]"),
     (["run", "kvcache", "-p", "demand=medium"], "demand = 'medium': must be one of"),
     (["run", "ramsis", "-p", "slo_ms=-1"], "slo_ms = -1: must be a finite number in (0, "),
+    # the head to head: each value alone, then together through the serving package's checks
+    (["run", "headtohead", "-p", "K=0"], "K = 0: must be an integer in [1, 100000]"),
+    (["run", "headtohead", "-p", "seed=1.7"], "seed = 1.7: must be an integer"),
+    (["run", "headtohead", "-p", "load=[]"], "load = []: must be None, a number or a non-empty list"),
+    (["run", "headtohead", "-p", "load=[0.5,0.5]"], "load = [0.5, 0.5]: must not repeat a value"),
+    (["run", "headtohead", "-p", "load=abc"], "load = 'abc': must be None, a number"),
+    (["run", "headtohead", "-p", "targets=(80,70)"], "targets = (80, 70): must be the low target, then"),
+    (["run", "headtohead", "-p", "targets=[70]"], "targets = [70]: must be 2 numbers"),
+    (["run", "headtohead", "-p", "profile=nope.csv"], "profile = 'nope.csv': no such file"),
+    (["run", "headtohead", "-p", "slo_ms=10"], "slo_ms = 10: it is below every model's batch-1 latency "
+                                               "(the fastest, shufflenet_v2_x0_5, takes 21.921 ms)"),
+    (["run", "headtohead", "-p", "slo_ms=30", "-p", "a_star=50"],
+     "slo_ms = 30: the decision table's tight SLO, 0.667 × slo_ms = 20 ms, is below every model's"),
+    (["run", "headtohead", "-p", "a_star=99"], "a_star = 99: TAD cannot reach it: a* = 99 exceeds the "
+                                               "most accurate model that meets the SLO (150 ms)"),
+    (["run", "headtohead", "-p", "slo_ms=30"], "a_star = 76.0 (the default): TAD cannot reach it"),
+    (["run", "headtohead", "-p", "profile=measured", "-p", "slo_ms=5"],
+     "slo_ms = 5: it is below every model's batch-1 latency of profile 'measured'"),
 ]
 
 
@@ -47,6 +65,44 @@ def test_bad_environment_is_one_line(var, value, cmd, monkeypatch, capsys):
     assert main(cmd) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"infsched: error: {var} = {value!r}") and err.count("\n") == 1, err
+
+
+@pytest.fixture(scope="module")
+def bad_profiles(tmp_path_factory):
+    import pandas as pd
+
+    from infsched.report import find_data_dir
+
+    d = tmp_path_factory.mktemp("profiles")
+    raw = pd.read_csv(find_data_dir() / "profiles" / "measured_cpu.csv")
+    (d / "empty.csv").write_bytes(b"")
+    (d / "binary.csv").write_bytes(bytes(range(256)) * 4)
+    absurd = raw.copy()
+    absurd.loc[0, "p95_ms"] = 1e300
+    absurd.to_csv(d / "absurd.csv", index=False)
+    frac = raw.copy()
+    frac["batch"] = frac["batch"].astype(float)
+    frac.loc[0, "batch"] = 2.5
+    frac.to_csv(d / "fractional.csv", index=False)
+    return d
+
+
+@pytest.mark.parametrize("chapter", ["headtohead", "shepherd", "ramsis"])
+@pytest.mark.parametrize("bad, why", [
+    ("empty", "cannot be read as a CSV profile: it is empty"),
+    ("binary", "cannot be read as"),
+    ("absurd", "line 2 (model 'resnet18'): p95_ms = '1e+300' ms is not a plausible latency"),
+    ("fractional", "line 2 (model 'resnet18'): batch = '2.5' must be a whole number"),
+])
+def test_a_bad_profile_file_is_one_line_naming_file_column_and_value(chapter, bad, why, bad_profiles,
+                                                                      tmp_path, capsys):
+    """The shared profile validator (profiling.timing.read_raw) runs before a kernel starts."""
+    path = bad_profiles / f"{bad}.csv"
+    assert main(["run", chapter, "-p", f"profile={str(path)!r}", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"infsched: error: profile = {str(path)!r}: profile file {path}") and \
+        why in err and err.count("\n") == 1, err
+    assert not (tmp_path / "o").exists()
 
 
 def test_sweep_names_the_bad_keyword(capsys):

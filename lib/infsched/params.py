@@ -161,6 +161,16 @@ def strings(*, none: bool = False, what: str = "") -> Check:
     return check
 
 
+def _locate(given: Path) -> tuple[Path | None, list[Path]]:
+    """Where a chapter's kernel (running in the book's folder) finds the profile path
+    ``given``: the first existing of the places it looks, and those places."""
+    from .runner import book_dir
+
+    places = [given] if given.is_absolute() else \
+        [book_dir() / given, book_dir().parent / given, Path.cwd() / given]
+    return next((p for p in places if p.is_file()), None), places
+
+
 def profile_source(*names: str, none: bool = False) -> Check:
     """One of ``names``, or the path of a raw profile CSV (``infsched profile``) that exists
     where the chapter looks (the book's folder, the repository root; a path relative to the
@@ -174,12 +184,7 @@ def profile_source(*names: str, none: bool = False) -> Check:
         require(isinstance(v, (str, os.PathLike)) and str(v).strip() != "", name, v, "must be " + allowed)
         if str(v) in names:
             return v
-        from .runner import book_dir
-
-        given = Path(os.fspath(v)).expanduser()
-        places = [given] if given.is_absolute() else \
-            [book_dir() / given, book_dir().parent / given, Path.cwd() / given]
-        found = next((p for p in places if p.is_file()), None)
+        found, places = _locate(Path(os.fspath(v)).expanduser())
         if found is None:
             raise config_error(name, os.fspath(v), "no such file (looked in "
                                + ", ".join(dict.fromkeys(str(p.parent) for p in places))
@@ -193,6 +198,34 @@ def profile_source(*names: str, none: bool = False) -> Check:
         # the kernel runs in the book's folder: hand it a path it finds
         return v if found in places[:2] else str(found.resolve())
     return check
+
+
+def _serving_profile(name: str, v: Any) -> Any:
+    """The head-to-head chapter's profile: a published profile's name, ``measured`` (this
+    machine's, ``data/profiles/measured_cpu.csv``) or a raw profile CSV, checked by the shared
+    validator (:func:`profile_source`)."""
+    from .profiles import PROFILE_NAMES
+
+    return profile_source(*PROFILE_NAMES, "measured")(name, v)
+
+
+def _distinct(check: Check) -> Check:
+    """``check``, and a list's values distinct (a load given twice would be run twice)."""
+    def distinct(name: str, v: Any) -> Any:
+        v = check(name, v)
+        if isinstance(v, (list, tuple)):
+            seen = [float(x) for x in v]
+            require(len(set(seen)) == len(seen), name, v, "must not repeat a value")
+        return v
+    return distinct
+
+
+def _ascending(check: Check) -> Check:
+    def ascending(name: str, v: Any) -> Any:
+        v = check(name, v)
+        require(list(v) == sorted(v), name, v, "must be the low target, then the high one")
+        return v
+    return ascending
 
 
 def _tad_memory(n: int) -> tuple[float, str]:
@@ -247,9 +280,11 @@ SCHEMAS: dict[str, dict[str, Check]] = {
         "K": integer(1, 100_000, what="workers"),
         "slo_ms": real(0.0, 3_600_000.0, lo_open=True, what="latency SLO in ms"),
         "a_star": real(0.0, 100.0, lo_open=True, what="TAD's accuracy target, %"),
-        "load": reals(0.0, 10.0, lo_open=True, scalar=True, none=True,
-                      what="loads as a share of capacity"),
-        "targets": reals(0.0, 100.0, lo_open=True, length=2, what="low and high accuracy targets, %"),
+        "load": _distinct(reals(0.0, 10.0, lo_open=True, scalar=True, none=True,
+                                what="loads as a share of capacity")),
+        "targets": _ascending(reals(0.0, 100.0, lo_open=True, length=2,
+                                    what="low and high accuracy targets, %")),
+        "profile": _serving_profile,
     },
     "profiling": {
         "device": choice("auto", "cpu", "cuda"),
@@ -290,12 +325,70 @@ def _generic(default: Any) -> Check | None:
     return None
 
 
+def _headtohead(values: Mapping[str, Any], given: set[str], scale: str) -> None:
+    """The head-to-head chapter's parameters together, as its first cell and its sweeps would
+    meet them, through the serving package's own validators: the profile loads as a zoo; the
+    SLO is at least the fastest model's batch-1 latency (:class:`~infsched.serving.ServingConfig`),
+    and so is the decision table's tight SLO (the scale's smallest ``regime_slo_factors`` ×
+    ``slo_ms``); TAD's split exists at ``a_star`` under both (:func:`~infsched.serving.experiments.tad_split`)."""
+    from .errors import InfeasibleError
+    from .serving import ServingConfig
+    from .serving import experiments as sx
+
+    def named(name: str) -> str:  # "slo_ms = 150.0 (the default)" when the reader did not set it
+        return f"{name} = {values[name]!r}" + ("" if name in given else " (the default)")
+
+    from .profiles import PROFILE_NAMES
+
+    if not {"K", "slo_ms", "a_star", "profile"} <= set(values):
+        return
+    profile = values["profile"]
+    if str(profile) not in (*PROFILE_NAMES, "measured"):  # a path: where the kernel finds it
+        found, _ = _locate(Path(os.fspath(profile)).expanduser())
+        profile = str(found) if found is not None else profile
+    try:
+        zoo = sx.load_zoo(profile)
+    except ConfigError as exc:
+        raise ConfigError(f"profile = {values['profile']!r}: cannot be used as the head to head's "
+                          f"zoo: {exc}") from None
+    K, slo, a_star = int(values["K"]), float(values["slo_ms"]), float(values["a_star"])
+    fastest = zoo.names[zoo.fastest]
+    b1 = float(zoo.latency_ms[:, 0].min())
+    where = "" if values["profile"] == "ramsis-image" and "profile" not in given else \
+        f" of profile {values['profile']!r}"
+    tight_f = min(sx.get_scale(scale).regime_slo_factors)
+    for slo_at, what in ((slo, "slo_ms"), (tight_f * slo, f"the decision table's tight SLO, "
+                                                          f"{tight_f:.3g} × slo_ms = {tight_f * slo:.4g} ms,")):
+        try:
+            ServingConfig(zoo, workers=K, slo_ms=slo_at)
+        except ConfigError:
+            raise ConfigError(f"{named('slo_ms')}: {'it' if what == 'slo_ms' else what} is below every "
+                              f"model's batch-1 latency{where} (the fastest, {fastest}, takes "
+                              f"{b1:g} ms): no query could meet it; choose slo_ms >= "
+                              f"{b1 / (1.0 if what == 'slo_ms' else tight_f):.4g}") from None
+        try:
+            sx.tad_split(zoo, K, a_star, slo_at)
+        except InfeasibleError as exc:
+            raise ConfigError(f"{named('a_star')}: TAD cannot reach it"
+                              + ("" if what == "slo_ms" else " under the decision table's tight SLO "
+                                 f"({tight_f:.3g} × slo_ms = {slo_at:.4g} ms)")
+                              + f": {exc}; lower a_star or raise slo_ms") from None
+
+
+#: per chapter: a check of its parameters together (every value, the reader's or the default;
+#: the names the reader gave; the scale), run after each has passed its own check
+CROSS: dict[str, Callable[[Mapping[str, Any], set[str], str], None]] = {
+    "headtohead": _headtohead,
+}
+
+
 def check_chapter_parameters(chapter: str, params: Mapping[str, Any],
                              defaults: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Check the parameters given to ``chapter`` (name -> value, as the reader typed them);
     returns them, with a relative profile path made absolute where the kernel would not find
-    it. ``defaults``: the chapter's parameters and their defaults (for the generic rule).
-    Raises ConfigError naming the first bad parameter."""
+    it. ``defaults``: the chapter's parameters and their defaults (for the generic rule, and
+    for the checks of several parameters together, :data:`CROSS`). Raises ConfigError naming
+    the first bad parameter."""
     schema = SCHEMAS.get(chapter, {})
     out = dict(params)
     for name, value in params.items():
@@ -304,6 +397,14 @@ def check_chapter_parameters(chapter: str, params: Mapping[str, Any],
             check = _generic(defaults[name])
         if check is not None:
             out[name] = check(name, value)
+    cross = CROSS.get(chapter)
+    if cross is not None and defaults is not None:
+        from .runner import DefaultExpr
+
+        values = {k: v for k, v in defaults.items() if not isinstance(v, DefaultExpr)}
+        values.update(out)
+        scale = out.get("scale") or os.environ.get("INFSCHED_SCALE") or "default"
+        cross(values, set(params), scale if scale in SCALES else "default")
     return out
 
 

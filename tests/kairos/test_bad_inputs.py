@@ -3,6 +3,7 @@
 import pytest
 
 from infsched.errors import ConfigError
+from tests.badinput import check, table
 from infsched.kairos import experiments as ex
 from infsched.kairos import model
 
@@ -23,11 +24,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("name, call", CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])
-def test_bad_input_names_its_parameter(name, call):
-    with pytest.raises(ConfigError) as info:
-        call()
-    assert str(info.value).startswith(f"{name} = "), str(info.value)
+@table(CASES)
+def test_bad_input_names_its_parameter(name, call, error):
+    check(name, call, error=error)
 
 
 def test_a_budget_that_cannot_be_enumerated_gives_the_estimate():

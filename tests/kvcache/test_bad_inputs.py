@@ -1,11 +1,14 @@
 """Bad inputs to the KV-cache package: each a ConfigError whose message names the parameter."""
 
+import inspect
+
 import numpy as np
 import pytest
 
 from infsched.errors import ConfigError
 from infsched.kvcache import experiments as ex
 from infsched.kvcache import model, sim
+from tests.badinput import check, table
 
 HUGE = dict(arrival=np.array([0, 0]), prompt=np.array([10, 10]), output=np.array([10**12, 10**12]),
             M=4 * 10**12)
@@ -27,14 +30,17 @@ CASES = [
     ("seed", lambda: ex.tab1("smoke", seed=1.5, kappa=1.0, n_jobs=1, cache=False)),
     ("seed", lambda: ex.fig3("smoke", seed=-1, kappa=1.0, n_jobs=1, cache=False)),
     ("demand", lambda: ex.tab1("smoke", kappa=1.0, demand="x", n_jobs=1, cache=False)),
+    # the registered experiments (κ-calibrating wrappers): checked before κ is calibrated
+    ("kappa", lambda: ex.EXPERIMENTS["fig3"]("smoke", kappa="x")),
+    ("kappa", lambda: ex.EXPERIMENTS["fig6"]("smoke", kappa=-1.0)),
+    ("parameter", lambda: ex.EXPERIMENTS["fig6"]("smoke", kappa=1.0, n_jobs=1)),
+    ("parameter", lambda: ex.EXPERIMENTS["tab1"]("smoke", kappa=1.0, n_requests=5)),
 ]
 
 
-@pytest.mark.parametrize("name, call", CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])
-def test_bad_input_names_its_parameter(name, call):
-    with pytest.raises(ConfigError) as info:
-        call()
-    assert str(info.value).startswith(f"{name} = "), str(info.value)
+@table(CASES)
+def test_bad_input_names_its_parameter(name, call, error):
+    check(name, call, error=error)
 
 
 def test_requests_of_1e12_tokens_are_refused_with_the_estimate():
@@ -50,3 +56,24 @@ def test_the_chapters_n_requests_is_the_sweeps_n():
     assert [p["n"] for p in grid] == [500, 1000] and all("n_requests" not in p for p in grid)
     with pytest.raises(ConfigError, match="n_requests"):
         chapter_grid("kvcache", {"n_requests": [5], "n": [6]}, experiments=["tab1"], scale="smoke")
+
+
+def test_the_kappa_wrappers_show_the_keywords_they_take():
+    """``_needs_kappa`` keeps the wrapped function's signature (κ optional), so the sweep's name
+    check sees ``n`` and ``demand`` of tab1 and names a keyword that no experiment takes."""
+    from infsched.sweep import chapter_grid, experiment_parameters
+
+    sig = inspect.signature(ex.EXPERIMENTS["tab1"])
+    assert list(sig.parameters) == ["scale", "seed", "kappa", "n", "demand", "n_jobs", "cache"]
+    assert sig.parameters["kappa"].default is None and sig.parameters["n"].default == 1000
+    assert experiment_parameters(ex.EXPERIMENTS["fig6"]) == (["kappa"], False)
+    assert ex.EXPERIMENTS["tab1"].__wrapped__ is ex.tab1
+    msg = check("parameter", lambda: chapter_grid("kvcache", {"nn": [5]}, experiments=["tab1"],
+                                                    scale="smoke"))
+    assert msg.startswith("parameter = 'nn': experiment tab1 of kvcache does not take it; it takes "
+                          "kappa, n, demand, n_jobs, cache"), msg
+    msg = check("parameter", lambda: chapter_grid("kvcache", {"n_requests": [5]}, experiments=["fig3"],
+                                                    scale="smoke"))
+    assert "experiments that take it: tab1, fig7-fig8-fig10-fig11" in msg
+    # the names a keyword is really taken under pass the check
+    assert len(chapter_grid("kvcache", {"demand": ["low"]}, experiments=["tab1"], scale="smoke")) == 1

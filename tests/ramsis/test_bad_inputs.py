@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 from infsched.errors import ConfigError
+from tests.badinput import check, table
 from infsched.ramsis import experiments as ex
 from infsched.ramsis.model import MDPConfig, slack_grid
 from infsched.report import find_data_dir
@@ -44,11 +45,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("name, call", CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])
-def test_bad_input_names_its_parameter(files, name, call):
-    with pytest.raises(ConfigError) as info:
-        call(files)
-    assert str(info.value).startswith(f"{name} = "), str(info.value)
+@table(CASES)
+def test_bad_input_names_its_parameter(files, name, call, error):
+    check(name, call, files, error=error)
 
 
 def test_what_is_wrong_with_a_profile_is_said(files):

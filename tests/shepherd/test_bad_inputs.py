@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 from infsched.errors import ConfigError
+from tests.badinput import check, table
 from infsched.params import check_chapter_parameters
 from infsched.report import find_data_dir
 from infsched.shepherd import experiments as ex
@@ -36,11 +37,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("name, call", CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])
-def test_bad_input_names_its_parameter(files, name, call):
-    with pytest.raises(ConfigError) as info:
-        call(files)
-    assert str(info.value).startswith(f"{name} = "), str(info.value)
+@table(CASES)
+def test_bad_input_names_its_parameter(files, name, call, error):
+    check(name, call, files, error=error)
 
 
 def test_an_absurd_latency_is_refused_not_run(files):

@@ -5,6 +5,7 @@ import warnings
 import pytest
 
 from infsched.errors import ConfigError
+from tests.badinput import check, table
 from infsched.sweep import point_seed
 from infsched.tad import experiments as ex
 from infsched.tad import sim
@@ -28,11 +29,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("name, call", CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])
-def test_bad_input_names_its_parameter(name, call):
-    with pytest.raises(ConfigError) as info:
-        call()
-    assert str(info.value).startswith(f"{name} = "), str(info.value)
+@table(CASES)
+def test_bad_input_names_its_parameter(name, call, error):
+    check(name, call, error=error)
 
 
 def test_memory_estimate_is_in_the_message():
