@@ -95,8 +95,9 @@ def test_summary_metrics_are_consistent(image):
 
 
 def test_every_policy_is_tested():
-    # the TAD paper's policies and RAMSIS have their own files (a layout and target; an MDP policy)
-    assert {c[0] for c in CASES} | {"tad", "tad-op", "r-jiq", "ramsis"} == set(POLICIES)
+    # the TAD paper's policies, RAMSIS and FLEX have their own files (a layout and target; an
+    # MDP policy; Shepherd's engine as the reference)
+    assert {c[0] for c in CASES} | {"tad", "tad-op", "r-jiq", "ramsis", "flex", "flex-np"} == set(POLICIES)
 
 
 def test_any_arrival_process_runs_on_both_models(image):

@@ -62,10 +62,6 @@ def test_every_contender_builds_and_runs_on_the_same_arrivals():
     rate = 0.5 * ZOO.capacity_qps(8, 150.0)
     arr = ex.arrivals("poisson", rate, 3_000, np.random.default_rng(0))
     for c in ex.CONTENDERS:
-        if c.startswith("flex"):  # Shepherd's engine on the same arrivals (test_serving_flex.py)
-            with pytest.raises(ConfigError, match="Shepherd's engine"):
-                ex.contender_config(c, ZOO, 8, 150.0, rate_qps=rate)
-            continue
         cfg = ex.contender_config(c, ZOO, 8, 150.0, rate_qps=rate, profile="ramsis-image", scale="smoke")
         assert isinstance(cfg, ServingConfig)
         res = simulate(cfg, arrivals=arr, seed=0)

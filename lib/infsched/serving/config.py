@@ -14,7 +14,8 @@ import numpy as np
 
 from ..errors import InfeasibleError, config_error, one_of, require
 from ..profiles import Profile
-from .policies import POLICIES, QUEUES, ROUTINGS, SERVICES, TAD_FAMILY, Policy
+from .policies import (FLEX_FAMILY, FLEX_LAMBDA, POLICIES, QUEUES, ROUTINGS, SERVICES, TAD_FAMILY,
+                       Policy)
 from .zoo import Zoo
 
 __all__ = ["ServingConfig"]
@@ -43,7 +44,10 @@ class ServingConfig:
     ``mdp_policy`` is RAMSIS's worker policy for one load: an
     :class:`infsched.ramsis.mdp.Solution` or a ``(grid_ms, model, batch)`` triple with
     ``model[n, j]``, ``batch[n, j]`` for queue length ``n`` (row 0 unused) and slack cell ``j``;
-    only ``"ramsis"`` takes it, and needs it.
+    only ``"ramsis"`` takes it, and needs it. ``lam`` is FLEX's preemption threshold λ (a new
+    batch preempts a running one of ``|B_c|`` queries iff it has at least ``λ |B_c|``; default
+    3.03, Shepherd's Theorem 5.2); only ``"flex"`` and ``"flex-np"`` take it (FLEX-NP never
+    preempts). FLEX and FLEX-NP run on a central queue.
     """
 
     profile: "str | Profile | Zoo"
@@ -59,6 +63,7 @@ class ServingConfig:
     worker_models: tuple[str, ...] | None = None
     class_p: tuple[float, ...] | None = None
     mdp_policy: object = None
+    lam: float | None = None
 
     def __post_init__(self) -> None:
         zoo = Zoo.of(self.profile)
@@ -99,6 +104,20 @@ class ServingConfig:
             self.model_index
         self._check_tad()
         self._check_ramsis()
+        self._check_flex()
+
+    def _check_flex(self) -> None:
+        flex = self.policy in FLEX_FAMILY
+        if not flex:
+            require(self.lam is None, "lam", self.lam, "only policies 'flex' and 'flex-np' take it")
+            return
+        require(self.queue == "central", "queue", self.queue,
+                f"policy {self.policy!r} runs on a central queue (FLEX's group queue)")
+        lam = FLEX_LAMBDA if self.lam is None else self.lam
+        require(isinstance(lam, (int, float, np.floating)) and not isinstance(lam, bool)
+                and np.isfinite(lam) and lam > 1, "lam", self.lam,
+                "must be a finite number > 1 (a preempting batch is lam times the running one)")
+        object.__setattr__(self, "lam", float(lam))
 
     def _check_ramsis(self) -> None:
         ram = self.policy == "ramsis"

@@ -9,6 +9,16 @@ plus the routing rule's own cost. Queues are FIFO linked lists through one ``nxt
 
 Ties: a completion at the same instant as an arrival is handled first, so the arrival sees the
 freed worker (the simpy reference does the same).
+
+FLEX (``SELECT_FLEX``; Shepherd Algorithms 1-2, spec shepherd §2.2) keeps its central queue in an
+array instead (BATCHGEN takes a window from the middle, and a preemption puts queries back), and
+follows Shepherd's event rules: all queries arriving at one instant form one arrival event; an
+arrival lets idle workers (by index) start BATCHGEN and, with ``PREEMPT_FLEX``, preempts the
+first busy worker (ascending ``|B_c|``, then index) whose BATCHGEN over the queue and its running
+batch reaches ``λ |B_c|``; the running batch stops (its work is wasted), its queries not in the
+new batch go back to the queue if they can still meet their deadline alone, and the pass
+re-runs (at most ``K`` times). A preempted batch's completion stays in the heap and is skipped
+(each worker's batches carry a generation number).
 """
 
 from __future__ import annotations
@@ -17,9 +27,10 @@ import numpy as np
 from numba import njit
 
 from ..des import heap_pop, heap_push
-from .policies import (QUEUE_CENTRAL, ROUTE_RJIQ, ROUTE_ROUND_ROBIN, ROUTE_TAD, ROUTE_TADOP,
-                       SERVICE_EXPONENTIAL,
-                       SERVICE_JITTER, must_drop, route, route_rjiq, route_tad, route_tadop, select)
+from .policies import (PREEMPT_FLEX, QUEUE_CENTRAL, ROUTE_RJIQ, ROUTE_ROUND_ROBIN, ROUTE_TAD,
+                       ROUTE_TADOP, SELECT_FLEX, SERVICE_EXPONENTIAL, SERVICE_JITTER,
+                       flex_candidate, flex_split, must_drop, route, route_rjiq, route_tad,
+                       route_tadop, select)
 
 __all__ = ["run"]
 
@@ -29,9 +40,9 @@ def _multiplier(service, svc, k, spread, levels, m, b):
     """Service-time multiplier of the ``k``-th batch: 1, an Exp(1) draw, or the profile's
     quantile function (piecewise linear through ``spread[m, b-1]``) at a uniform draw."""
     if service == SERVICE_EXPONENTIAL:
-        return svc[k]
+        return svc[k % svc.size]
     if service == SERVICE_JITTER:
-        u = svc[k]
+        u = svc[k % svc.size]  # (a preempting policy may start more batches than queries)
         q = spread[m, b - 1]
         j = 0
         while j < levels.size - 2 and u > levels[j + 1]:
@@ -41,9 +52,93 @@ def _multiplier(service, svc, k, spread, levels, m, b):
 
 
 @njit(cache=True)
+def _grow(ht, hs):
+    """The completion heap, twice as large (preempted batches leave stale entries in it)."""
+    t2 = np.empty(2 * ht.size, np.float64)
+    s2 = np.empty(2 * hs.size, np.int64)
+    t2[:ht.size] = ht
+    s2[:hs.size] = hs
+    return t2, s2
+
+
+@njit(cache=True)
+def _flex_drop(fq, fh, fe, arr, slo, l1, now, start, finish, model):
+    """Drop the queue's head queries that cannot meet their deadline even alone (Algorithm 2
+    line 4, spec shepherd §2.2 (a): ``d < now + l(m, 1)``); returns the new head."""
+    while fh < fe and arr[fq[fh]] + slo < now + l1:
+        j = fq[fh]
+        start[j] = now
+        finish[j] = np.nan
+        model[j] = -1
+        fh += 1
+    return fh
+
+
+@njit(cache=True)
+def _flex_take(w, V, ist, preempt, now, fq, fh, fe, gmem, gsize, tmp, back, arr, slo, l1,
+               start, finish, model, wstat):
+    """Take the window of ranks ``[ist, ist + V)`` of merge(queue, worker ``w``'s running batch
+    if ``preempt``) as ``w``'s new batch (``gmem[w, :V]``, sorted). When preempting, the old
+    batch stops now; its queries outside the window rejoin the queue if ``d >= now + l(m, 1)``
+    (Algorithm 1 line 19), else are dropped. Returns the queue's new head."""
+    na = fe - fh
+    kc = gsize[w] if preempt else 0
+    cm = gmem[w]
+    j0 = flex_split(fq, fh, na, cm, kc, ist)
+    j1 = flex_split(fq, fh, na, cm, kc, ist + V)
+    a0 = ist - j0
+    a1 = ist + V - j1
+    x = fh + a0
+    y = j0
+    for q in range(V):  # merge Q[a0:a1] and C[j0:j1]
+        if y < j1 and (x >= fh + a1 or cm[y] < fq[x]):
+            tmp[q] = cm[y]
+            y += 1
+        else:
+            tmp[q] = fq[x]
+            x += 1
+    k = a1 - a0  # remove Q[a0:a1]: the (short) prefix before it moves up
+    for p in range(fh + a0 - 1, fh - 1, -1):
+        fq[p + k] = fq[p]
+    fh += k
+    if preempt:
+        nb = 0
+        for q in range(kc):
+            if j0 <= q < j1:
+                continue
+            r = cm[q]
+            if arr[r] + slo >= now + l1:
+                back[nb] = r
+                nb += 1
+            else:
+                start[r] = now
+                finish[r] = np.nan
+                model[r] = -1
+        wstat[w, 1] += kc
+        wstat[w, 2] += 1
+        if nb > 0:  # merge them back in front (they left the queue earlier: there is room)
+            x = fh
+            p = fh - nb
+            fh = p
+            y = 0
+            while y < nb:
+                if x < fe and fq[x] < back[y]:
+                    fq[p] = fq[x]
+                    x += 1
+                else:
+                    fq[p] = back[y]
+                    y += 1
+                p += 1
+    for q in range(V):
+        cm[q] = tmp[q]
+    gsize[w] = V
+    return fh
+
+
+@njit(cache=True)
 def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, worker_model, cap,
         service, svc, spread, levels, u_route, worker_class, cls_start, cls_members, d, tup, cum_p,
-        grid, pmodel, pbatch, fallback, start, finish, model, bsize):
+        grid, pmodel, pbatch, fallback, start, finish, model, bsize, preempt, lam, wstat):
     """Simulate ``arr.size`` queries (arrival times ``arr`` in ms, sorted) on ``K`` workers.
 
     ``worker_model[w]`` is the model a fixed-model policy runs on worker ``w``; the class arrays
@@ -52,7 +147,10 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
     ``grid``, ``pmodel``, ``pbatch``, ``fallback`` RAMSIS's policy (see
     :meth:`.config.ServingConfig.layout`). Fills, per query: ``start`` (batch start, or drop
     time), ``finish`` (NaN if dropped), ``model`` (-1 if dropped) and ``bsize`` (its batch's
-    size). Returns ``(number of batches, final Δ, min Δ)`` (Δ in ``d``'s units; 0 without TAD).
+    size). ``preempt`` and ``lam`` are FLEX's preemption code and threshold; ``wstat[w]``
+    (K, 3) receives per worker the queries of its completed batches, the queries of its
+    preempted batches and its number of preemptions (FLEX only). Returns ``(number of batches,
+    final Δ, min Δ)`` (Δ in ``d``'s units; 0 without TAD).
     """
     n = arr.size
     central = queue == QUEUE_CENTRAL
@@ -75,16 +173,120 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
     hsize = 0
     nb = 0
     i = 0
+    # FLEX: the central queue fq[fh:fe] (query indices, sorted), each worker's running batch
+    # gmem[w, :gsize[w]], and its batch generation (a preempted batch's completion is stale)
+    flex = select_code == SELECT_FLEX
+    fq = np.empty(n if flex else 0, np.int64)
+    fh = 0
+    fe = 0
+    gmem = np.empty((K if flex else 0, cap), np.int64)
+    gsize = np.zeros(K, np.int64)
+    gen = np.zeros(K, np.int64)
+    tmp = np.empty(cap, np.int64)
+    back = np.empty(cap, np.int64)
+    cand = np.empty(K, np.int64)
+    mf = worker_model[0]
+    lrow = lat[mf]
+    l1 = lrow[0]
     while i < n or hsize > 0:
         if hsize > 0 and (i >= n or ht[0] <= arr[i]):
             now = ht[0]
-            w = hs[0]
+            w = hs[0] % K
+            g = hs[0] // K
             hsize = heap_pop(ht, hs, hsize)
+            if flex:
+                if g != gen[w]:
+                    continue  # the completion of a batch that was preempted
+                wstat[w, 0] += gsize[w]
+                gsize[w] = 0
             busy[w] = False
             n_idle += 1
             cidle[worker_class[w]] += 1
             load[w] -= inserv[w]
             inserv[w] = 0
+        elif flex:
+            # one arrival event: every query arriving at this instant joins the queue
+            now = arr[i]
+            while i < n and arr[i] == now:
+                fq[fe] = i
+                fe += 1
+                i += 1
+            rerun = 0
+            while True:
+                nc_ = 0  # the busy workers at the start of the pass: preemption candidates
+                if preempt == PREEMPT_FLEX:
+                    for v in range(K):
+                        if busy[v]:
+                            cand[nc_] = v
+                            nc_ += 1
+                if n_idle > 0:  # idle workers, by index, start BATCHGEN
+                    fh = _flex_drop(fq, fh, fe, arr, slo, l1, now, start, finish, model)
+                    for v in range(K):
+                        if busy[v]:
+                            continue
+                        V, ist = flex_candidate(fq, fh, fe - fh, tmp, 0, arr, slo, lrow, now, cap)
+                        if V == 0:
+                            break
+                        fh = _flex_take(v, V, ist, False, now, fq, fh, fe, gmem, gsize, tmp, back,
+                                        arr, slo, l1, start, finish, model, wstat)
+                        end = now + lrow[V - 1] * _multiplier(service, svc, nb, spread, levels, mf, V)
+                        nb += 1
+                        for q in range(V):
+                            j = gmem[v, q]
+                            start[j] = now
+                            finish[j] = end
+                            model[j] = mf
+                            bsize[j] = V
+                        busy[v] = True
+                        n_idle -= 1
+                        cidle[worker_class[v]] -= 1
+                        gen[v] += 1
+                        if hsize == ht.size:
+                            ht, hs = _grow(ht, hs)
+                        hsize = heap_push(ht, hs, hsize, end, v + K * gen[v])
+                if nc_ == 0:
+                    break
+                # a batch from the queue and B_c has at most ub + |B_c| queries (and cap):
+                # only workers with λ|B_c| <= min(cap, ub + |B_c|) can be preempted
+                fh = _flex_drop(fq, fh, fe, arr, slo, l1, now, start, finish, model)
+                ub, _ = flex_candidate(fq, fh, fe - fh, tmp, 0, arr, slo, lrow, now, cap)
+                m_ = 0
+                for c in range(nc_):
+                    v = cand[c]
+                    kc = gsize[v]
+                    if lam * kc <= cap and lam * kc <= ub + kc:
+                        p = m_  # insertion by (|B_c|, index): the visiting order
+                        while p > 0 and gsize[cand[p - 1]] > kc:
+                            cand[p] = cand[p - 1]
+                            p -= 1
+                        cand[p] = v
+                        m_ += 1
+                restart = False
+                for c in range(m_):
+                    v = cand[c]
+                    kc = gsize[v]
+                    V, ist = flex_candidate(fq, fh, fe - fh, gmem[v], kc, arr, slo, lrow, now, cap)
+                    if V > 0 and V >= lam * kc:  # the preemption rule (Algorithm 1 line 16)
+                        fh = _flex_take(v, V, ist, True, now, fq, fh, fe, gmem, gsize, tmp, back,
+                                        arr, slo, l1, start, finish, model, wstat)
+                        end = now + lrow[V - 1] * _multiplier(service, svc, nb, spread, levels, mf, V)
+                        nb += 1
+                        for q in range(V):
+                            j = gmem[v, q]
+                            start[j] = now
+                            finish[j] = end
+                            model[j] = mf
+                            bsize[j] = V
+                        gen[v] += 1
+                        if hsize == ht.size:
+                            ht, hs = _grow(ht, hs)
+                        hsize = heap_push(ht, hs, hsize, end, v + K * gen[v])
+                        restart = True
+                        break
+                if not restart or rerun == K:
+                    break
+                rerun += 1
+            continue
         else:
             now = arr[i]
             if central:
@@ -123,6 +325,29 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
             i += 1
             if w < 0 or busy[w]:
                 continue
+        if flex:  # Algorithm 1 lines 4-8: the freed worker starts BATCHGEN
+            fh = _flex_drop(fq, fh, fe, arr, slo, l1, now, start, finish, model)
+            V, ist = flex_candidate(fq, fh, fe - fh, tmp, 0, arr, slo, lrow, now, cap)
+            if V == 0:
+                continue
+            fh = _flex_take(w, V, ist, False, now, fq, fh, fe, gmem, gsize, tmp, back,
+                            arr, slo, l1, start, finish, model, wstat)
+            end = now + lrow[V - 1] * _multiplier(service, svc, nb, spread, levels, mf, V)
+            nb += 1
+            for q in range(V):
+                j = gmem[w, q]
+                start[j] = now
+                finish[j] = end
+                model[j] = mf
+                bsize[j] = V
+            busy[w] = True
+            n_idle -= 1
+            cidle[worker_class[w]] -= 1
+            gen[w] += 1
+            if hsize == ht.size:
+                ht, hs = _grow(ht, hs)
+            hsize = heap_push(ht, hs, hsize, end, w + K * gen[w])
+            continue
         # worker w is free at `now`: let the policy drop and start a batch from its queue
         q = K if central else w
         while qlen[q] > 0 and must_drop(select_code, arr[qhead[q]] + slo - now, lat, fastest):
@@ -153,4 +378,8 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
         cidle[worker_class[w]] -= 1
         inserv[w] = b
         hsize = heap_push(ht, hs, hsize, end, w)
+    for p in range(fh, fe):  # (FLEX leaves none: a queue that no batch can use is dropped)
+        j = fq[p]
+        finish[j] = np.nan
+        model[j] = -1
     return nb, delta, min_delta

@@ -38,7 +38,7 @@ from .zoo import Zoo
 __all__ = ["SCALES", "Scale", "get_scale", "CONTENDERS", "WORKLOADS", "LABELS", "load_zoo",
            "arrivals", "tad_split", "jellyfish_choice", "contender_config", "judge",
            "rjiq_split", "TAD_CONTENDERS", "ramsis_policy", "model_switching_choice", "run_point", "load_sweep", "frontier", "regimes", "with_ci", "decision_table",
-           "accuracy_target_table", "assumptions_table", "served_capacity", "closed_forms",
+           "accuracy_target_table", "assumptions_table", "served_capacity", "closed_forms", "flex_agreement",
            "knob_table", "claims", "EXPERIMENTS"]
 
 SCALE_NAMES = ("smoke", "default", "paper")
@@ -295,10 +295,12 @@ def contender_config(name: str, zoo: Zoo, workers: int, slo_ms: float, *, rate_q
     need λ (R-JIQ, RAMSIS, Jellyfish+, ModelSwitching). RAMSIS needs the ``profile`` name (its
     solver reads the profile); ``scale`` sets RAMSIS's grid and ModelSwitching's search length."""
     one_of("contender", name, CONTENDERS)
-    if name in ("flex", "flex-np"):
-        raise config_error("contender", name, "runs on Shepherd's engine, not as a ServingConfig: "
-                           "use infsched.serving.flex.simulate_flex")
     common = dict(workers=workers, slo_ms=slo_ms, service=service)
+    if name in ("flex", "flex-np"):  # on the model Shepherd's planner provisions for the mean rate
+        from .flex import planner_model
+
+        m = planner_model(zoo, workers, slo_ms, rate_qps)
+        return ServingConfig(zoo, policy=name, model=zoo.names[m], **common)
     if name == "ramsis":
         require(profile is not None, "profile", profile, "RAMSIS needs the profile's name")
         pol = ramsis_policy(profile, workers, slo_ms, rate_qps, get_scale(scale).ramsis_d)
@@ -352,6 +354,7 @@ def judge(res, slo_ms: float, warmup: float = 0.1) -> dict[str, float]:
         "mean_batch": float(res.bsize[k:][served].mean()) if ls.size else float("nan"),
         "min_delta": float(res.min_delta),  # TAD family: least running accuracy surplus (0 otherwise)
         "final_delta": float(res.final_delta),  # ... and at the end of the run
+        "preemptions_per_query": res.preemptions / res.arrival.size,  # FLEX (0 otherwise)
     }
 
 
@@ -367,13 +370,6 @@ def run_point(workload: str, load: float, slo_ms: float, seed: int, n: int, work
     arr = arrivals(workload, rate, n, np.random.default_rng(seed), interval_s=interval_s)
     rows = []
     for name, factor, a_star in runs:
-        if name in ("flex", "flex-np"):  # Shepherd's engine on the same inputs (serving.flex)
-            from .flex import simulate_flex
-
-            res = simulate_flex(zoo, workers, slo_ms * factor, arr, rate, name)
-            rows.append({"contender": name, "slo_factor": factor, "a_star": np.nan,
-                         "rate_qps": rate, "rho_tad": np.nan, **judge(res, slo_ms)})
-            continue
         cfg = contender_config(name, zoo, workers, slo_ms * factor, rate_qps=rate, a_star=a_star,
                                service=service, profile=profile, scale=scale)
         res = simulate(cfg, arrivals=arr, seed=seed)
@@ -584,7 +580,7 @@ def assumptions_table() -> pd.DataFrame:
          "yes (eager, JF+ cap)", "no", "yes (mean λ)", "central FIFO", "no"),
         ("FLEX", "Shepherd paper", "one model for the stream (the planner's: HERD's goodput rule); "
          "BATCHGEN: the largest batch that meets every member's deadline", "yes (deadline-aware)",
-         "yes (a batch |B_g| >= 1.5 |B_c| preempts)", "yes (mean λ, for the model)", "central, per-model EDF",
+         "yes (a batch |B_g| >= 3.03 |B_c| preempts)", "yes (mean λ, for the model)", "central, per-model EDF",
          "yes (hopeless requests)"),
         ("FLEX-NP", "Shepherd paper", "as FLEX", "yes (deadline-aware)", "no", "yes (mean λ, for the model)",
          "central, per-model EDF", "yes (hopeless requests)"),
@@ -641,6 +637,53 @@ def closed_forms(seed: int = 0, n: int = 200_000) -> pd.DataFrame:
         rows.append({"system": label, "load": rho, "theory (ms)": theory, "simulated (ms)": ci.mean,
                      "95% CI half-width (ms)": ci.halfwidth,
                      "within CI": bool(abs(ci.mean - theory) <= ci.halfwidth)})
+    return pd.DataFrame(rows)
+
+
+def flex_agreement(seeds: int = 16, rates=(7_000.0, 14_000.0, 21_000.0), *, model: str = "RN50",
+                   workers: int = 12, slo_ms: float = 250.0, horizon_s: float = 3.0,
+                   n_streams: int = 1000) -> pd.DataFrame:
+    """FLEX and FLEX-NP on the neutral engine against Shepherd's own engine
+    (:func:`infsched.shepherd.sim.simulate`) on Shepherd's scenario: one group of ``workers``
+    GPUs, SLO ``slo_ms``, Table 4's linear latency of ``model`` up to B_max = 128, MAF-synth
+    bursty arrivals (``n_streams`` streams on the one model, ``horizon_s`` s) at each rate;
+    independent seeds for the two engines (the same generator). Per (rate, policy): SLO
+    attainment and preemptions per query, mean and 95 % interval over seeds for each engine,
+    and whether the 99 % Welch interval of the difference holds 0."""
+    from scipy import stats
+
+    from ..shepherd import sim as shp
+    from ..shepherd.model import B_MAX, Requests, model_set
+    from ..shepherd.traces import maf_arrivals
+
+    ms = model_set("cv16")
+    one = ms.subset([ms.names.index(model)])
+    zoo = Zoo((model,), [0.0], one.latency(0, np.arange(1, B_MAX + 1))[None, :])
+    rows = []
+    for rate in rates:
+        for pol in ("flex", "flex-np"):
+            cfg = ServingConfig(zoo, workers=workers, slo_ms=slo_ms, policy=pol, model=model)
+            got = {"neutral": [], "Shepherd": []}
+            for s in range(seeds):
+                a = maf_arrivals(n_streams, rate, horizon_s, "bursty", 1, seed=s).arrival_ms
+                r = simulate(cfg, arrivals=a)
+                got["neutral"].append((r.on_time.mean(), r.preemptions / a.size))
+                a = maf_arrivals(n_streams, rate, horizon_s, "bursty", 1, seed=10_000 + s).arrival_ms
+                t = shp.simulate(Requests.with_slo(a, np.zeros(a.size, np.int64), slo_ms), one,
+                                 workers, pol)
+                got["Shepherd"].append((t.ok.mean(), t.preemptions / a.size))
+            row = {"rate (queries/s)": rate, "policy": LABELS[pol]}
+            agree = True
+            for k, what in enumerate(("attainment", "preemptions per query")):
+                x = np.array([v[k] for v in got["neutral"]])
+                y = np.array([v[k] for v in got["Shepherd"]])
+                for eng, v in (("neutral", x), ("Shepherd", y)):
+                    hw = stats.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size)
+                    row[f"{what}, {eng}"] = f"{v.mean():.3f} ± {hw:.3f}"
+                se = np.sqrt(x.var(ddof=1) / x.size + y.var(ddof=1) / y.size)
+                agree &= bool(abs(x.mean() - y.mean()) <= stats.t.ppf(0.995, x.size + y.size - 2) * se)
+            row["agree (99 %)"] = agree
+            rows.append(row)
     return pd.DataFrame(rows)
 
 

@@ -1,12 +1,8 @@
-"""Shepherd's FLEX (and FLEX without preemption) on the head-to-head's common ground.
+"""Shepherd's planner on the head-to-head's common ground: which model FLEX serves the stream on.
 
-FLEX's preemption (Shepherd Algorithms 1–2) is not (yet) a policy of the neutral engine; until it
-is, the FLEX contender runs Shepherd's own engine (:mod:`infsched.shepherd.sim`, the Shepherd
-chapter's) on exactly the neutral system's inputs: the same arrival times, deadline = arrival +
-the SLO it plans for, ``K`` GPUs, and the zoo's ``l(m, b)`` table itself as the engine's latency
-table (no linear fit, no exit-point slowdown, no preemption delay, no controller cost), one model
-for the whole stream. Its outcome is returned as a :class:`~.sim.Result`, so it is judged by the
-same code as every other contender.
+FLEX and FLEX-NP themselves are policies of the neutral engine (``"flex"``, ``"flex-np"`` in
+:data:`.policies.POLICIES`, BATCHGEN and the preemption rule in :mod:`.policies` and
+:mod:`.engine`); the tests hold them to Shepherd's own engine on Shepherd's scenario.
 
 The model is the one Shepherd's planner would provision for (HERD's per-GPU goodput rule,
 :func:`infsched.shepherd.herd.stream_throughput`: ``T_m = b*/l(m, b*)`` with ``b*`` the largest
@@ -18,14 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import one_of
-from .config import ServingConfig
-from .sim import Result
 from .zoo import Zoo
 
-__all__ = ["planner_model", "simulate_flex", "FLEX_POLICIES"]
-
-FLEX_POLICIES = ("flex", "flex-np")
+__all__ = ["planner_model", "goodput_per_gpu"]
 
 
 def goodput_per_gpu(zoo: Zoo, slo_ms: float) -> np.ndarray:
@@ -44,32 +35,3 @@ def planner_model(zoo: Zoo, workers: int, slo_ms: float, rate_qps: float) -> int
     if ok.size == 0:
         return int(np.argmax(cap))
     return int(ok[np.argmax(zoo.accuracy[ok])])
-
-
-def simulate_flex(zoo: Zoo, workers: int, slo_ms: float, arrivals: np.ndarray, rate_qps: float,
-                  policy: str = "flex") -> Result:
-    """Run ``policy`` (``"flex"`` or ``"flex-np"``) on the arrivals (ms) with Shepherd's engine
-    and the zoo's latency table; one :class:`~.sim.Result` (late or dropped queries included)."""
-    from ..shepherd import sim as shp
-    from ..shepherd.model import Requests
-
-    one_of("policy", policy, FLEX_POLICIES)
-    m = planner_model(zoo, workers, slo_ms, rate_qps)
-    B = zoo.max_batch
-    L = np.zeros((1, B + 1))
-    L[0, 1:] = zoo.latency_ms[m]
-    arr = np.asarray(arrivals, dtype=float)
-    req = Requests.with_slo(arr, np.zeros(arr.size, np.int64), slo_ms)
-    rel_t, rel_i = shp.controller_release(req, L, 0.0)
-    u = shp.delay_uniforms(req.n, 0, "none")
-    comp, rb, bg, bm, bs, bst, ben, bpre = shp._engine(
-        shp.POLICIES.index(policy), rel_t, rel_i, req.deadline, req.model, req.n, 1, int(workers),
-        L, B, float(shp.LAMBDA), False, shp._DELAY["none"], np.ones(1), u, False)
-    served = ~np.isnan(comp)
-    rbi = np.where(served, rb, 0)
-    start = np.where(served, bst[rbi], arr)
-    bsize = np.where(served, bs[rbi], 0).astype(np.int16)
-    model = np.where(served, m, -1).astype(np.int16)
-    cfg = ServingConfig(zoo, workers=workers, slo_ms=slo_ms, policy="fcfs", model=zoo.names[m],
-                        max_batch=B)
-    return Result(cfg, arr, start, comp, model, bsize, int((~bpre).sum()))

@@ -6,8 +6,9 @@ A policy answers at most three questions (spec headtohead §1, §3):
   central queue every query joins the one queue);
 * **select** when a worker is free: which model and how many queued queries (the batch) it
   starts, and which queries at the head it gives up (drops) because it knows they will miss;
-* **preempt**: whether an arrival interrupts a running batch. No policy here uses it yet
-  (Shepherd's FLEX will); its code is ``PREEMPT_NONE``.
+* **preempt**: whether an arrival interrupts a running batch. Shepherd's FLEX does
+  (``PREEMPT_FLEX``: Algorithm 1's rule ``|B_g| >= λ |B_c|``); every other policy is
+  ``PREEMPT_NONE``.
 
 The compiled engine calls the numba functions below with small integer codes; a
 :class:`Policy` names the codes and the defaults a policy runs with. Adding a paper's policy
@@ -21,8 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-__all__ = ["Policy", "POLICIES", "ROUTINGS", "QUEUES", "SERVICES", "TAD_FAMILY",
-           "route", "route_tad", "route_tadop", "route_rjiq", "select", "must_drop"]
+__all__ = ["Policy", "POLICIES", "ROUTINGS", "QUEUES", "SERVICES", "TAD_FAMILY", "FLEX_FAMILY",
+           "FLEX_LAMBDA", "route", "route_tad", "route_tadop", "route_rjiq", "select", "must_drop",
+           "flex_candidate", "flex_split"]
 
 # queue disciplines
 QUEUE_CENTRAL, QUEUE_PER_WORKER = 0, 1
@@ -39,9 +41,14 @@ TAD_FAMILY = ("tad", "tad-op", "r-jiq")
 
 # model and batch selection when a worker is free
 SELECT_FIXED, SELECT_SLACK_ACCURATE, SELECT_BATCH_GREEDY, SELECT_RAMSIS = 0, 1, 2, 3
+SELECT_FLEX = 4
 
-# preemption (hook; no policy uses it yet)
-PREEMPT_NONE = 0
+# preemption on arrival: none, or FLEX's rule |B_g| >= λ |B_c| (Shepherd Algorithm 1, line 16)
+PREEMPT_NONE, PREEMPT_FLEX = 0, 1
+#: Shepherd's FLEX and FLEX without preemption (SHEPHERD-NP)
+FLEX_FAMILY = ("flex", "flex-np")
+#: FLEX's preemption threshold λ (Shepherd Theorem 5.2)
+FLEX_LAMBDA = 3.03
 
 # service time of a batch: l(m, b) times a multiplier that is 1, Exp(1), or a profile draw
 SERVICE_DETERMINISTIC, SERVICE_EXPONENTIAL, SERVICE_JITTER = 0, 1, 2
@@ -106,6 +113,17 @@ POLICIES: dict[str, Policy] = {p.name: p for p in (
     # (fastest) model on as many queries as the batch cap allows. Needs λ (the policy's load).
     Policy("ramsis", SELECT_RAMSIS, "per-worker", "round-robin", "fastest", None,
            constraint="starts the batch its MDP policy prescribes for (n, slack)"),
+    # FLEX (Shepherd §5.2, Algorithms 1-2; spec shepherd §2.2) on one model (``model``, the one
+    # Shepherd's planner provisions): a central queue in deadline order; BATCHGEN, the largest
+    # window of the queue (with the running batch's queries, when preempting) that meets every
+    # member's deadline; hopeless heads dropped. On arrival, idle workers start BATCHGEN; a busy
+    # worker (ascending |B_c|) is preempted iff |B_g| >= λ |B_c|, its other queries re-queued
+    # if they can still make it, and the pass re-runs.
+    Policy("flex", SELECT_FLEX, "central", "jiq", "fastest", None, preempt=PREEMPT_FLEX,
+           constraint="never starts a late batch; preempts only for |B_g| >= λ |B_c|"),
+    # SHEPHERD-NP: FLEX without the preemption branch (Algorithm 1 lines 16-19).
+    Policy("flex-np", SELECT_FLEX, "central", "jiq", "fastest", None,
+           constraint="never starts a late batch; never preempts"),
 )}
 
 
@@ -269,3 +287,70 @@ def select(code, slack, qlen, lat, by_accuracy, fixed_model, cap, fastest, grid,
         if lat[m, b - 1] <= slack:
             return m, b
     return fastest, b
+
+
+# ------------------------------------------------------------------ FLEX's BATCHGEN (one model)
+# The candidate set S is the merge of the central queue Q = fq[fh:fh+na] and (when a busy
+# worker is considered for preemption) its running batch C = mem[:nc], both sorted by query
+# index. Arrivals are sorted and every query has the same SLO, so index order is deadline order
+# (ties by index, as Shepherd orders its queues).
+
+@njit(cache=True)
+def flex_split(fq, fh, na, mem, nc, k):
+    """How many of the first ``k`` queries of merge(Q, C) come from C."""
+    lo = k - na if k > na else 0
+    hi = k if k < nc else nc
+    while lo < hi:
+        j = (lo + hi) >> 1
+        if mem[j] < fq[fh + k - j - 1]:
+            lo = j + 1
+        else:
+            hi = j
+    return lo
+
+
+@njit(cache=True)
+def _flex_kth(fq, fh, na, mem, nc, k):
+    """The query of rank ``k`` in merge(Q, C)."""
+    if nc == 0:
+        return fq[fh + k]
+    j = flex_split(fq, fh, na, mem, nc, k)
+    i = k - j
+    if j < nc and (i >= na or mem[j] < fq[fh + i]):
+        return mem[j]
+    return fq[fh + i]
+
+
+@njit(cache=True)
+def flex_candidate(fq, fh, na, mem, nc, arr, slo, lrow, t, cap):
+    """BATCHGEN for one model at start time ``t`` (spec shepherd §2.2 (c), exact form): with
+    ``S`` = merge(Q, C) in deadline order ``d_0 <= d_1 <= ...`` and ``s = |S|``, the size of the
+    batch headed by rank ``i`` is ``min(s - i, cap, h(i))``, ``h(i) = max{k : t + l(k) <= d_i}``;
+    returns ``(V, i*)``, the largest size and the smallest rank reaching it (``(0, 0)``: none).
+    The first two terms fall and ``h`` rises in ``i``, so two binary searches find it."""
+    s = na + nc
+    if s == 0:
+        return 0, 0
+    lo = 0
+    hi = s
+    while lo < hi:  # the first rank whose deadline admits the largest batch it could head
+        mid = (lo + hi) >> 1
+        g = s - mid if s - mid < cap else cap
+        if t + lrow[g - 1] <= arr[_flex_kth(fq, fh, na, mem, nc, mid)] + slo:
+            hi = mid
+        else:
+            lo = mid + 1
+    if lo == s:
+        return 0, 0  # even the last query (the latest deadline) cannot be served alone
+    V = s - lo if s - lo < cap else cap
+    # ranks before `lo` head batches of h(i) < min(s - i, cap) <= V + 1, i.e. at most V: the
+    # first rank whose deadline admits V is the answer
+    hi = lo
+    lo = 0
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if t + lrow[V - 1] <= arr[_flex_kth(fq, fh, na, mem, nc, mid)] + slo:
+            hi = mid
+        else:
+            lo = mid + 1
+    return V, lo

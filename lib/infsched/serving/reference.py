@@ -218,7 +218,14 @@ class _System:
 def simulate_reference(config: ServingConfig, n: int = 1000, *, rate_qps: float | None = None,
                        load: float | None = None, seed: int = 0,
                        arrivals: np.ndarray | None = None) -> Result:
-    """The simpy model on the same draws as :func:`.sim.simulate` with the same arguments."""
+    """The simpy model on the same draws as :func:`.sim.simulate` with the same arguments.
+    FLEX and FLEX-NP are not modelled here: their check is Shepherd's own engines (the fast one
+    and its simpy reference, :mod:`infsched.shepherd`), on Shepherd's scenarios."""
+    from ..errors import require
+    from .policies import FLEX_FAMILY
+
+    require(config.policy not in FLEX_FAMILY, "policy", config.policy,
+            "is checked against Shepherd's engines (infsched.shepherd.sim), not this reference")
     if arrivals is None and load is not None:
         rate_qps = load * config.capacity_qps()
     arr, svc, u = draws(config, n, seed, rate_qps=rate_qps, arrivals=arrivals)

@@ -43,6 +43,18 @@ class Result:
     n_batches: int
     final_delta: float = 0.0
     min_delta: float = 0.0
+    worker_stats: np.ndarray | None = None
+
+    @property
+    def preemptions(self) -> int:
+        """Batches preempted (FLEX; 0 for every other policy)."""
+        return 0 if self.worker_stats is None else int(self.worker_stats[:, 2].sum())
+
+    def preemption_chain(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per worker: the queries of its completed batches and of its preempted batches
+        (Shepherd spec claim 6: preempted <= completed / (λ - 1) per worker)."""
+        ws = self.worker_stats if self.worker_stats is not None else np.zeros((self.config.workers, 3))
+        return ws[:, 0].copy(), ws[:, 1].copy()
 
     @property
     def served(self) -> np.ndarray:
@@ -109,7 +121,7 @@ def draws(config: ServingConfig, n: int, seed: int, *, rate_qps: float | None = 
     if svc_code == SERVICE_DETERMINISTIC:
         svc = np.empty(0)
     elif config.service == "exponential":
-        svc = svc_rng.standard_exponential(arr.size)  # at most one batch per query
+        svc = svc_rng.standard_exponential(arr.size)  # one per batch (cycled if a policy preempts)
     else:
         svc = svc_rng.random(arr.size)
     # (TAD's routing is per-worker and spends its uniform only when no allowed class is idle)
@@ -141,12 +153,14 @@ def simulate(config: ServingConfig, n: int = 100_000, *, rate_qps: float | None 
     spread = zoo.spread if zoo.spread is not None else np.ones((1, 1, len(QUANTILE_LEVELS)))
     by_acc = np.argsort(-zoo.accuracy, kind="stable").astype(np.int64)
     lay = config.layout()
+    wstat = np.zeros((config.workers, 3), np.int64)
     nb, delta, min_delta = engine.run(
         arr, config.slo_ms, zoo.latency_ms, by_acc, zoo.fastest, config.workers,
         QUEUES[config.queue], ROUTINGS[config.routing], config.spec.select, lay["worker_model"],
         config.max_batch, SERVICES[config.service], svc, spread, np.asarray(QUANTILE_LEVELS), u,
         lay["worker_class"], lay["cls_start"], lay["cls_members"], lay["d"], lay["tup"], lay["cum_p"],
-        lay["grid"], lay["pmodel"], lay["pbatch"], int(lay["fallback"]), start, finish, model, bsize)
+        lay["grid"], lay["pmodel"], lay["pbatch"], int(lay["fallback"]), start, finish, model, bsize,
+        config.spec.preempt, float(config.lam or 0.0), wstat)
     scale = float(lay["scale"])
     return Result(config, arr, start, finish, model, bsize, int(nb), int(delta) / scale,
-                  int(min_delta) / scale)
+                  int(min_delta) / scale, wstat)
