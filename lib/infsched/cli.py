@@ -3,7 +3,7 @@
 ::
 
     infsched list                                   chapters, their parameters and defaults
-    infsched run CHAPTER [-p name=value ...] [--scale smoke|default|paper] [--out DIR]
+    infsched run CHAPTER [-p name=value ...] [--scale smoke|default|paper] [--out DIR] [--no-progress]
     infsched refresh-nbval [CHAPTER ...]            re-store nbval reference notebooks
     infsched profile MODEL... [--batch-sizes 1,2,4,8,16,32] [--device auto|cpu|cuda] [--out FILE]
                                                     time zoo models on this machine
@@ -17,6 +17,12 @@ not a literal is taken as a string (``-p policy=tad``). In ``sweep``, ``-p`` giv
 values separated by commas outside brackets and quotes (``-p n=64,128 -p ns=[64,128],[256]``).
 Errors print one line,
 ``infsched: error: ...``, on stderr and exit with status 2.
+
+Before a chapter of the book runs at ``default`` or ``paper`` scale, ``run`` says on stderr how
+long it will take and what the estimate rests on (:func:`infsched.limits.chapter_estimate`);
+while it runs, a progress line shows the time so far and each running sweep's points done,
+with the time left (:class:`RunProgress`). ``sweep`` says how long its points will take from
+the measured times of earlier points of the same kind in the cache, then shows a bar.
 """
 
 from __future__ import annotations
@@ -170,9 +176,74 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+class RunProgress:
+    """What ``infsched run`` shows on stderr while a chapter runs: the time since the start,
+    beside the estimate said before it, and each running sweep's points done of its total with
+    the time left at the rate of the points finished so far. On a terminal one line is redrawn
+    in place (and erased at the end); otherwise (a log file) a line is written every ``every``
+    seconds once a run has lasted that long."""
+
+    def __init__(self, chapter: str, estimate: tuple[float, float, str] | None = None, *,
+                 stream: Any = None, live: bool | None = None, every: float = 60.0):
+        self.chapter, self.estimate = chapter, estimate
+        self.stream = stream if stream is not None else sys.stderr
+        isatty = getattr(self.stream, "isatty", None)
+        self.live = bool(isatty and isatty()) if live is None else live
+        self.every, self.last, self.width = every, 0.0, 0
+
+    def line(self, state: dict[str, Any] | None, elapsed: float) -> str:
+        from .limits import _span, fmt_duration
+
+        text = f"infsched: {self.chapter}: {fmt_duration(elapsed)}"
+        if self.estimate is not None and self.estimate[1] != float("inf"):
+            text += f" of about {_span(self.estimate[0], self.estimate[1])}"
+        for b in (state or {}).get("bars", []):
+            finished = int(b.get("done", 0)) + int(b.get("failed", 0))
+            text += f"; sweep {b.get('desc')}: {finished + int(b.get('cached', 0))}/{b.get('total')} points"
+            left, took = int(b.get("left", 0)), float(state.get("now", 0)) - float(b.get("start", 0))
+            if finished and left and took > 0:
+                text += f", about {fmt_duration(took / finished * left)} left"
+        return text
+
+    def update(self, state: dict[str, Any] | None, elapsed: float) -> None:
+        text = self.line(state, elapsed)
+        if self.live:
+            import shutil
+
+            text = text[:max(20, shutil.get_terminal_size().columns - 1)]
+            self.stream.write("\r" + text.ljust(self.width))
+            self.width = len(text)
+            self.stream.flush()
+        elif elapsed - self.last >= self.every:
+            self.last = elapsed
+            self.stream.write(text + "\n")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self.live and self.width:
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()
+            self.width = 0
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     params = dict(parse_param(p) for p in args.param or [])
-    out = run_chapter(args.chapter, params, scale=args.scale, out_dir=args.out)
+    show = RunProgress(args.chapter)
+
+    def on_start(checked: dict[str, Any], scale: str | None) -> None:
+        from .limits import chapter_estimate
+        from .sweep import env_processes
+
+        procs = checked.get("processes")
+        est = chapter_estimate(args.chapter, checked, scale,
+                               procs if isinstance(procs, int) else env_processes())
+        show.estimate = est
+        if est is not None:
+            print(f"infsched: {est[2]}; finished sweep points are cached: Ctrl-C stops the run "
+                  "and a rerun resumes", file=sys.stderr, flush=True)
+
+    out = run_chapter(args.chapter, params, scale=args.scale, out_dir=args.out, on_start=on_start,
+                      progress=None if args.no_progress else show)
     print(out)
     figs = sorted((out.parent / "figures").glob("*.png"))
     if figs:
@@ -230,6 +301,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="set a parameter (a Python literal, else a string); repeatable")
     p.add_argument("--scale", help="smoke | default | paper")
     p.add_argument("--out", metavar="DIR", help="output folder (default _build/runs/<chapter>-<hash>)")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress line (the time so far and each running sweep's points)")
     p.set_defaults(func=_cmd_run)
     p = sub.add_parser("refresh-nbval", help="re-store nbval reference notebooks (smoke scale)")
     p.add_argument("chapters", nargs="*")

@@ -80,3 +80,109 @@ def warn_long(what: str, seconds: float, *, threshold: float = 3600.0) -> None:
             took = f"{seconds / (86400 * 365):.3g} years"
         warnings.warn(f"{what} will take about {took} on one core (an estimate)", RuntimeWarning,
                       stacklevel=3)
+
+
+# ------------------------------------------------------------------ how long a chapter takes
+
+#: CPU seconds of each chapter at ``default`` scale with its default parameters, from an empty
+#: sweep cache: the kernel and every process it started (README, measured 2026-11-25 on the
+#: project's 2-core machine, commit 5b383a9; the head to head measured separately)
+DEFAULT_CPU_S: dict[str, float] = {"tad": 124.0, "ramsis": 470.0, "kvcache": 232.0, "kairos": 87.0,
+                                   "shepherd": 287.0, "profiling": 362.0, "headtohead": 207.0}
+#: when they were measured (said in every estimate)
+MEASURED_ON = "2026-11-25"
+
+#: at ``paper`` scale: (low, high) seconds of wall time on 2 processes, and what they rest on
+PAPER_S: dict[str, tuple[float, float, str]] = {
+    "tad": (30 * 60, 35 * 60,
+            "68 min measured with the previous engine, divided by the present engine's 2.0-2.6x "
+            "speed-up measured in benchmarks/bench_tad.py; not measured end to end"),
+    "ramsis": (29 * 60, 33 * 60,
+               "24 min measured before Table 2's 60-model cells were solved and Fig. 11 gained the "
+               "60-model set, plus about 7 min estimated for those"),
+    "kvcache": (3.5 * 3600, 4.5 * 3600,
+                "Fig. 2's 200 trials per model at about 50 CPU s each, measured on sampled trials, "
+                "and its readings; estimated, not run end to end"),
+    "kairos": (6 * 60, 8 * 60, "every table with 20,000 queries per run: 7 min measured (README), before later changes to the chapter"),
+    "shepherd": (5 * 60, 6 * 60, "three seeds of 10 simulated seconds on 46,000 streams: 5.5 min "
+                 "measured (README), before later changes to the chapter"),
+    "headtohead": (10 * 207.0 / 2, 36 * 207.0,
+                   "derived from the scale settings, not measured: 5x the queries per run, 2x the "
+                   "seeds, 1.2-2x the loads and up to 1.8x the knob settings of the default scale "
+                   "make 10-36x its measured 207 CPU s"),
+}
+
+#: a chapter parameter its time grows with: (its default, how it grows)
+SIZE_PARAMS: dict[str, dict[str, tuple[float, str]]] = {
+    "tad": {"n_servers": (4096, "linear")},       # paper: n x 10^5 jobs per point; Figs. 9-10: n servers
+    "shepherd": {"workers": (12, "linear")},      # the load experiment's streams and GPUs
+    "kvcache": {"n_requests": (1000, "linear")},  # Table 1 and the alpha/beta sweeps
+    "ramsis": {"workers": (60, "grows")},         # the MDP's states and the simulations
+    "headtohead": {"K": (60, "grows")},
+    "kairos": {"budget": (2.5, "grows")},         # the configurations within the budget
+}
+
+
+def fmt_duration(seconds: float) -> str:
+    """``95`` -> ``"1.6 min"``: seconds, minutes, hours or days, two significant digits."""
+    seconds = max(0.0, float(seconds))
+    if seconds < 90:
+        return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.2g} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.2g} hours"
+    return f"{seconds / 86400:.3g} days"
+
+
+def _span(lo: float, hi: float) -> str:
+    a, b = fmt_duration(lo), fmt_duration(hi)
+    if a == b:
+        return a
+    ua, ub = a.split(" ", 1)[1], b.split(" ", 1)[1]
+    return f"{a.split(' ', 1)[0]}-{b}" if ua == ub else f"{a} to {b}"
+
+
+def chapter_estimate(chapter: str, params: dict[str, Any], scale: str | None,
+                     processes: int | None = None) -> tuple[float, float, str] | None:
+    """How long ``infsched run chapter`` will take: ``(low, high, message)`` in seconds of wall
+    time, or None where nothing was measured (``smoke`` scale, a chapter not in the table). The
+    message says what the estimate rests on: the README's measured CPU seconds at ``default``
+    scale, divided among ``processes`` (at most 2 counted: the measurement's machine had 2
+    cores); at ``paper`` scale the README's paper-scale figures or, for the head to head, the
+    scale settings; and, where a size parameter is larger than its default, how the time grows
+    with it. A cached sweep point is not recomputed, so a rerun takes less."""
+    scale = scale or os.environ.get("INFSCHED_SCALE") or "default"
+    if chapter not in DEFAULT_CPU_S or scale not in ("default", "paper"):
+        return None
+    if scale == "default":
+        cpu = DEFAULT_CPU_S[chapter]
+        p = max(1, min(int(processes or 2), 2))
+        lo, hi = cpu / p, cpu
+        basis = (f"{cpu:.0f} CPU s measured at default scale with the default parameters on the "
+                 f"project's 2-core machine ({MEASURED_ON}, README); on {p} process"
+                 + ("es" if p > 1 else "") + " the wall time is between "
+                 + ("half of that and all of it" if p > 1 else "about all of it"))
+    elif chapter in PAPER_S:
+        lo, hi, basis = PAPER_S[chapter]
+    else:
+        cpu = DEFAULT_CPU_S[chapter]
+        return (cpu / 2, float("inf"), f"{chapter} at paper scale: no estimate (its time depends on "
+                f"how fast this machine runs the models it times); at default scale it took "
+                f"{cpu:.0f} CPU s ({MEASURED_ON}, README)")
+    notes = []
+    for name, (default, how) in SIZE_PARAMS.get(chapter, {}).items():
+        v = params.get(name)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and default and v > default:
+            k = float(v) / default
+            if how == "linear":
+                notes.append(f"{name} = {v!r} is {k:.3g}x its default {default:g}, and the parts "
+                             f"that simulate it grow in proportion (the upper end above is {k:.3g}x that at the default)")
+                hi *= k
+            else:
+                notes.append(f"{name} = {v!r} is {k:.3g}x its default {default:g}: the time grows "
+                             "with it, by how much is not estimated")
+    msg = f"{chapter} at {scale} scale: about {_span(lo, hi)} ({basis})"
+    if notes:
+        msg += "; " + "; ".join(notes)
+    return lo, hi, msg

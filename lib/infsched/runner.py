@@ -408,6 +408,8 @@ def run_chapter(
     out_dir: str | os.PathLike[str] | None = None,
     kernel: str = "python3",
     timeout: float | None = None,
+    on_start: Any = None,
+    progress: Any = None,
 ) -> Path:
     """Execute chapter ``name`` with ``params`` and return the executed notebook's path.
 
@@ -416,6 +418,14 @@ def run_chapter(
     ``<book>/../_build/runs/<name>-<hash of params and scale>/``. The notebook is written as
     ``<out_dir>/<name>.ipynb``, PNG outputs as ``<out_dir>/figures/*.png``. Raises ConfigError
     for an unknown chapter, parameter or scale, ChapterFailed if a cell raises.
+
+    ``on_start(params, scale)`` is called once every value has passed its checks, just before
+    the kernel starts (``infsched run`` says there how long the run will take). ``progress``,
+    an object with ``update(state, elapsed_s)`` and ``close()``, is given about every half
+    second the state of the sweeps running in the kernel (``state["bars"]``: each sweep's
+    ``desc``, ``total``, ``cached``, ``done``, ``failed``, ``left``, ``start``; see
+    :class:`infsched.sweep._Progress`; None before the first) and the seconds since the start;
+    nothing is printed inside the kernel.
     """
     import nbformat
 
@@ -442,6 +452,8 @@ def run_chapter(
 
     check_environment()
     params = check_chapter_parameters(name, params, info.parameters)
+    if on_start is not None:
+        on_start(params, scale)
 
     out = Path(out_dir) if out_dir is not None else \
         book_dir().parent / "_build" / "runs" / f"{name}-{_param_hash(params, scale)}"
@@ -451,7 +463,7 @@ def run_chapter(
     figures.mkdir(parents=True, exist_ok=True)
     out_nb = out / f"{name}.ipynb"
     try:
-        _execute(info, params, kernel, timeout, scale, out, figures, out_nb)
+        _execute(info, params, kernel, timeout, scale, out, figures, out_nb, progress)
     except BaseException:
         # keep the partly executed notebook (it holds the traceback); remove what holds nothing
         with contextlib.suppress(OSError):
@@ -500,8 +512,40 @@ def _logged_kernel_manager(log: Path) -> type:
     return LoggedKernelManager
 
 
+@contextlib.contextmanager
+def _watch(path: Path, progress: Any, every: float = 0.5) -> Iterator[None]:
+    """While the block runs, hand ``progress.update`` the state the kernel's sweeps write to
+    ``path`` (see :class:`infsched.sweep._Progress`) every ``every`` seconds; ``close()`` it
+    after the block (before an interrupt's message is printed)."""
+    import threading
+    import time
+
+    if progress is None:
+        yield
+        return
+    start, stop = time.monotonic(), threading.Event()
+
+    def loop() -> None:
+        while not stop.wait(every):
+            state = None
+            with contextlib.suppress(OSError, ValueError):
+                state = json.loads(path.read_text())
+            with contextlib.suppress(Exception):  # a display never stops a run
+                progress.update(state if isinstance(state, dict) else None, time.monotonic() - start)
+
+    thread = threading.Thread(target=loop, name="infsched-run-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=2 * every + 1)
+        with contextlib.suppress(Exception):
+            progress.close()
+
+
 def _execute(info: ChapterInfo, params: dict[str, Any], kernel: str, timeout: float | None,
-             scale: str | None, out: Path, figures: Path, out_nb: Path) -> None:
+             scale: str | None, out: Path, figures: Path, out_nb: Path, progress: Any = None) -> None:
     import jupytext
     import nbformat
     import papermill as pm
@@ -513,7 +557,10 @@ def _execute(info: ChapterInfo, params: dict[str, Any], kernel: str, timeout: fl
         env = {"INFSCHED_FIGURES": str(figures), "INFSCHED_RUN_DIR": str(out)}
         if scale is not None:
             env["INFSCHED_SCALE"] = scale
-        with _env(**env), _stop_on_signal(name):
+        state = Path(tmp) / "progress.json"
+        if progress is not None:  # the kernel's sweeps write their state there (infsched.sweep)
+            env["INFSCHED_PROGRESS"] = str(state)
+        with _env(**env), _stop_on_signal(name), _watch(state, progress):
             try:
                 pm.execute_notebook(
                     str(src), str(out_nb), parameters=params, kernel_name=kernel,

@@ -35,6 +35,7 @@ import os
 import pickle
 import sys
 import tempfile
+import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -230,17 +231,19 @@ def _schema(value: Any) -> dict[str, Any]:
     return {"type": type(value).__name__}
 
 
-def _encode(result: Any) -> bytes:
+def _encode(result: Any, meta: Mapping[str, Any] | None = None) -> bytes:
     payload = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
     header = {"format": CACHE_FORMAT, "length": len(payload),
-              "sha256": hashlib.sha256(payload).hexdigest(), "schema": _schema(result)}
+              "sha256": hashlib.sha256(payload).hexdigest(), "schema": _schema(result),
+              **(meta or {})}  # what the point took to compute (for estimates; see _estimate)
     return _MAGIC + json.dumps(header, sort_keys=True).encode() + b"\n" + payload
 
 
-def _save(path: Path, result: Any) -> None:
+def _save(path: Path, result: Any, meta: Mapping[str, Any] | None = None) -> None:
     """Write ``result`` to ``path`` atomically (a temporary file, then a rename), with a header
-    holding the checksum of its pickle and the schema of the value (see :func:`_load`)."""
-    blob = _encode(result)
+    holding the checksum of its pickle and the schema of the value (see :func:`_load`), and
+    ``meta``: the seconds the point took and its text parameters (see :func:`_estimate`)."""
+    blob = _encode(result, meta)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     try:
@@ -282,11 +285,12 @@ def _decode(blob: bytes) -> Any:
 
 def _evaluate(fn: Callable[..., Any], point: dict[str, Any], path: Path | None) -> Any:
     """Compute one point and, if ``path`` is given, persist it atomically before returning."""
+    start = time.perf_counter()
     result = _compute(fn, point)
     if path is not None:
         if _orphaned():
             os._exit(1)  # the sweep that asked for this point is gone: write nothing
-        _save(path, result)
+        _save(path, result, _meta(point, time.perf_counter() - start))
     return result
 
 
@@ -359,6 +363,7 @@ def _dask_task(fn: Callable[..., Any], point: dict[str, Any], path: Path | None,
         cached = _load(path)
         if cached is not None:
             return cached
+    start = time.perf_counter()
     try:
         result = _compute(fn, point)
     except Exception as exc:  # noqa: BLE001
@@ -367,7 +372,7 @@ def _dask_task(fn: Callable[..., Any], point: dict[str, Any], path: Path | None,
         return PointError(type(exc).__name__, " ".join(str(exc).split()))
     if path is not None:
         with contextlib.suppress(OSError):
-            _save(path, result)
+            _save(path, result, _meta(point, time.perf_counter() - start))
     return result
 
 
@@ -505,15 +510,98 @@ def local_cluster(n_workers: int | None = None, **kwargs: Any) -> Any:
         os.environ.update(saved)
 
 
-class _Progress:
-    """The tqdm bar of a sweep, with done (computed now), cached, failed and remaining points."""
+def _meta(point: Mapping[str, Any], seconds: float) -> dict[str, Any]:
+    """What a cache entry's header records besides its checksum: the seconds the point took (in
+    the process that computed it) and its text parameters, its *kind* (the experiment, scale,
+    policy, ...), by which :func:`_estimate` times points not yet computed."""
+    return {"seconds": round(float(seconds), 4), "kind": _kind(point)}
 
-    def __init__(self, enabled: bool, total: int, cached: int, desc: str):
+
+def _kind(point: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in sorted(point.items()) if isinstance(v, (str, bool))}
+
+
+def _header(path: Path) -> dict[str, Any] | None:
+    """The JSON header of a cache entry (its first line after the magic), or None."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(_MAGIC) + 65536)
+    except OSError:
+        return None
+    if not head.startswith(_MAGIC):
+        return None
+    try:
+        header = json.loads(head[len(_MAGIC):].split(b"\n", 1)[0])
+    except ValueError:
+        return None
+    return header if isinstance(header, dict) else None
+
+
+def _estimate(folder: Path | None, points: list[dict[str, Any]], todo: list[int], jobs: int | None,
+              limit: int = 5000) -> str:
+    """One line saying how long the points ``todo`` will take, from the measured seconds of
+    earlier points of the same kind (:func:`_kind`: the same text parameters, such as the
+    experiment and the scale) in the cache folder (its ``limit`` newest entries). ``jobs``: the
+    local processes (None: a Dask cluster)."""
+    from .limits import fmt_duration
+
+    what = f"{len(todo)} point(s) to compute" + (f" ({len(points) - len(todo)} cached)"
+                                                  if len(points) > len(todo) else "")
+    times: dict[str, list[float]] = {}
+    if folder is not None and folder.is_dir():
+        files = sorted(folder.glob("*.pkl"), key=lambda f: f.stat().st_mtime if f.exists() else 0.0,
+                       reverse=True)[:limit]
+        for f in files:
+            h = _header(f)
+            if h is not None and isinstance(h.get("seconds"), (int, float)) and isinstance(h.get("kind"), dict):
+                times.setdefault(json.dumps(h["kind"], sort_keys=True), []).append(float(h["seconds"]))
+    kinds = [json.dumps(_kind(points[i]), sort_keys=True) for i in todo]
+    known = [float(np.mean(times[k])) for k in kinds if k in times]
+    if not known:
+        return (what + "; no estimate of their time yet (no earlier point of the same kind in the "
+                "cache to time them by): the remaining time shows once points finish")
+    total = sum(known)
+    timed = sum(len(times[k]) for k in set(kinds) if k in times)
+    procs = None if jobs is None else min(max(1, jobs if jobs > 0 else os.cpu_count() or 1), len(todo))
+    msg = (what + f"; about {fmt_duration(total / procs)} on {procs} process"
+           + ("es" if procs > 1 else "") if procs else
+           what + f"; about {fmt_duration(total)} of work, divided among the cluster's workers")
+    msg += (f" (the mean time of {timed} earlier point(s) of the same kind, measured when they "
+            "were computed and kept in the cache")
+    unknown = len(todo) - len(known)
+    return msg + (f"; {unknown} point(s) of a kind never timed here are not counted)" if unknown else ")")
+
+
+#: the bars of the sweeps running now in this process, outermost first (a kernel reports them)
+_ACTIVE: list["_Progress"] = []
+#: set while a one-point chapter sweep runs its point inline with a bar: the sweeps inside that
+#: point show bars too (the outer bar alone would sit at 0/1 until the end)
+_NESTED_PROGRESS = False
+
+
+class _Progress:
+    """The tqdm bar of a sweep, with done (computed now), cached, failed and remaining points.
+
+    Before the bar, when it is shown, one line says how long the points will take (``estimate``,
+    from :func:`_estimate`). Inside a chapter's kernel run by ``infsched run`` (which sets
+    ``$INFSCHED_PROGRESS`` to a file), nothing is printed (a cell's stderr would land on the page
+    and fail the strict book build): the state of every running sweep is written to that file
+    instead, and ``infsched run`` shows it on its own terminal."""
+
+    def __init__(self, enabled: bool, total: int, cached: int, desc: str, estimate: str | None = None):
         self.done, self.cached, self.failed, self.left = 0, cached, 0, total - cached
+        self.total, self.desc, self.estimate, self.start = total, desc, estimate, time.time()
         self.bar = None
-        if enabled:
+        sink = os.environ.get("INFSCHED_PROGRESS", "").strip()
+        self.sink = Path(sink) if sink and _in_kernel() else None
+        if self.sink is not None:
+            _ACTIVE.append(self)
+            self._report()
+        elif enabled:
             from tqdm import tqdm  # a text bar: ipywidgets is not a dependency
 
+            if estimate:
+                tqdm.write(f"{desc}: {estimate}", file=sys.stderr)
             self.bar = tqdm(total=total, initial=cached, desc=desc)
             self._postfix()
 
@@ -522,17 +610,34 @@ class _Progress:
             self.bar.set_postfix_str(f"done {self.done}, cached {self.cached}, "
                                      f"failed {self.failed}, left {self.left}", refresh=False)
 
+    def _report(self) -> None:
+        """Write every running sweep's state to the sink (atomically; never raises)."""
+        if self.sink is None:
+            return
+        state = {"now": time.time(), "bars": [
+            {"desc": b.desc, "total": b.total, "cached": b.cached, "done": b.done, "failed": b.failed,
+             "left": b.left, "start": b.start, "estimate": b.estimate} for b in _ACTIVE]}
+        with contextlib.suppress(OSError):
+            tmp = self.sink.with_name(f"{self.sink.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(state))
+            os.replace(tmp, self.sink)
+
     def update(self, result: Any) -> None:
         self.left -= 1
         if isinstance(result, PointError):
             self.failed += 1
         else:
             self.done += 1
+        self._report()
         if self.bar is not None:
             self._postfix()
             self.bar.update(1)
 
     def close(self) -> None:
+        if self.sink is not None:
+            with contextlib.suppress(ValueError):
+                _ACTIVE.remove(self)
+            self._report()
         if self.bar is not None:
             self.bar.close()
 
@@ -608,7 +713,10 @@ def run_sweep(
     ``distributed.Client`` or a cluster object; ``None`` reads ``$INFSCHED_DASK`` (unset or
     empty: local), ``False`` forces local. On a cluster ``n_jobs`` is ignored, fn must be
     importable on the workers, and the cache folder should be one they share. ``progress``
-    shows a tqdm bar with the points done, loaded from the cache, failed and left.
+    shows a tqdm bar with the points done, loaded from the cache, failed and left, after one
+    line saying how long the points will take (from the measured times of earlier points of the
+    same kind in the cache, which each entry records); inside a chapter run by ``infsched run``
+    the state goes to that command instead, never to the page.
     ``on_error="raise"`` stops at the first point that raises and re-raises its exception
     (points finished before it are cached); ``"record"`` computes every other point and returns
     the failed ones as rows with NaN results and an ``error`` column (``"Type: message"``, None
@@ -635,6 +743,7 @@ def run_sweep(
     require(on_error in ON_ERROR, "on_error", on_error, "must be 'raise' or 'record'")
     target = _dask_target(dask)
     record = on_error == "record"
+    progress = bool(progress) or _NESTED_PROGRESS
     if cache_dir is False:
         folder = None
     else:
@@ -655,7 +764,10 @@ def run_sweep(
         est = {i: float(cost(points[i])) for i in todo}
         todo.sort(key=lambda i: -est[i])          # longest first; ties keep grid order
     if todo:
-        bar = _Progress(progress, len(points), len(points) - len(todo), _fn_name(fn).split(".")[-1])
+        estimate = _estimate(folder, points, todo, None if target is not None else n_jobs) \
+            if progress or os.environ.get("INFSCHED_PROGRESS") else None
+        bar = _Progress(progress, len(points), len(points) - len(todo), _fn_name(fn).split(".")[-1],
+                        estimate)
         try:
             if target is not None:
                 _run_dask(target, fn, points, paths, todo, record, results, bar)
@@ -876,16 +988,17 @@ def sweep_chapter(chapter: str, params: Mapping[str, Sequence[Any]] | None = Non
 
 def _sweep_grid(grid: list[dict[str, Any]], jobs: int, target: Any, version: str, cache_dir: Any,
                 progress: bool, on_error: str) -> pd.DataFrame:
-    global _INNER
+    global _INNER, _NESTED_PROGRESS
     if len(grid) == 1:  # inline: the experiment's own sweeps get the processes or the cluster
-        saved = _INNER
+        saved = _INNER, _NESTED_PROGRESS
         _INNER = {PROCESSES_ENV: str(jobs if jobs > 0 else os.cpu_count() or 1),
                   "INFSCHED_DASK": "" if target is None else _dask_address(target)}
+        _NESTED_PROGRESS = bool(progress)  # the one point's own sweeps show their bars too
         try:
             df = run_sweep(chapter_point, grid, cache_dir=cache_dir, n_jobs=1, progress=progress,
                            version=version, dask=False, on_error=on_error)
         finally:
-            _INNER = saved
+            _INNER, _NESTED_PROGRESS = saved
     else:
         df = run_sweep(chapter_point, grid, cache_dir=cache_dir, n_jobs=jobs, progress=progress,
                        version=version, dask=target if target is not None else False,
