@@ -562,6 +562,287 @@ def _run_exp(ubuf, ebuf, timed,
     mind[0] = md
 
 
+# ============================================================================ jump-chain fast path
+
+#: a uniform is reused (see _run_chain) only while its grid has coarsened by at most this
+#: factor, so every uniform the chain uses has at least 53 − 20 = 33 bits
+MAX_COARSEN = float(2 ** 20)
+#: the jump chain recomputes its cumulative rates exactly every this many arrivals
+RESYNC = 1 << 12
+
+
+@njit(cache=True)
+def _run_chain(ubuf,
+               # system
+               mu, inv_mu, sizes, starts, n_total,
+               # state (mutated): idle counts, servers with ≥ 2 jobs per class and their
+               # queue lengths, cumulative rates
+               stn, nmulti, qm, cr, ist, chs, delta, mind,
+               # the policy table (one phase)
+               code, jiq, lenient, cum_p, cum_lo, inv_p, pos, neg, proper, lo, hi, pick, ntup, d, ntol,
+               ptol, lam_tot,
+               # measurement: arrivals j0 .. n_target−1 in nb batches of equal counts
+               n_target, j0, nb, barea, barr, counts):
+    """The stationary jump chain without recorded times (``simulate`` without ``record``).
+
+    The same chain as :func:`_run_exp`, with the per-event work cut to what the event needs:
+
+    - the cumulative rates ``cr`` (nλ + Σ_{j≤k} μ_j·busy_j) and R are updated when a server
+      starts or stops being busy (one class's share moves), not recomputed per event;
+    - per class, only the servers holding ≥ 2 jobs are stored (``qm[starts[k]:
+      starts[k]+nmulti[k]]``, their queue lengths); the others are counted: busy_k − nmulti[k]
+      servers hold one job, idle_k none. Servers of one class are exchangeable, so a uniformly
+      chosen busy server is a stored one with probability nmulti/busy (then a slot among them),
+      else a single-job server that empties; a random server of the class is stored, single or
+      idle in proportion. In the usual regime (idle servers in the chosen class) an event
+      touches no per-server memory at all;
+    - the uniform that chose an arrival is reused: given x = u·R < nλ, x/(nλ) is uniform on
+      [0, 1) and independent of everything before, so it drives the next event. R-JIQ's class
+      draw is made the same way: from that residual, and the residual of the class draw,
+      (v − P_{i−1})/p_i, drives the next event. Each reuse coarsens the uniform's grid by the
+      factor (range/width: R/nλ, 1/p_i); a fresh draw is taken once the product would exceed
+      :data:`MAX_COARSEN` (every uniform keeps ≥ 33 bits) and after every departure;
+    - the batch a measured arrival falls in is found by counting down to the next batch start.
+
+    ist: [N, -, iu, -, arrivals, -, -, finished]; chs: [a uniform in hand, it, its grid
+    coarsening, ∫N of the current batch so far], kept when a call runs out of draws, so that
+    the numbers used, and the sums, do not depend on the block size.
+    """
+    K = mu.shape[0]
+    p = 0
+    N = ist[0]
+    iu = ist[2]
+    ja = ist[4]
+    dl = delta[0]
+    md = mind[0]
+    nu = ubuf.shape[0] - 3
+    inv_lam = 1.0 / lam_tot
+    # R = cr[K − 1], updated incrementally; recomputed exactly every RESYNC arrivals (the
+    # updates drift by rounding only in between), at points that do not depend on the block
+    R = lam_tot
+    for k in range(K):
+        R += mu[k] * (sizes[k] - stn[k])
+        if ja == 0:
+            cr[k] = R
+    R = cr[K - 1]
+    span = n_target - j0
+    b = 0
+    if ja > j0:
+        b = min(((ja - 1 - j0) * nb) // span, nb - 1)
+    # the first arrival index of batch b + 1 (batch of arrival j: (j − j0)·nb // span)
+    nxt = j0 + ((b + 1) * span + nb - 1) // nb if b < nb - 1 else n_target + 1
+    meas = ja > j0
+    area = chs[3]           # ∫N of the current batch so far (summed in the same order whatever
+    narr = 0                # the block size)
+    if chs[0] != 0.0:           # the uniform in hand when the last call ran out of draws
+        u = chs[1]
+        coarse = chs[2]
+    else:
+        u = ubuf[iu]
+        iu += 1
+        coarse = 1.0
+    while True:
+        if iu >= nu:            # keep the uniform in hand: the numbers used do not depend
+            chs[0] = 1.0        # on the block size
+            chs[1] = u
+            chs[2] = coarse
+            break
+        if meas:
+            area += N / R
+        x = u * R
+        if x < lam_tot or N == 0:
+            # an arrival
+            # the policy's rule (the same code as in _run_exp: keep the two in step)
+            i = -1
+            used = 0
+            if code == _R_JIQ or code == _RANDOM:
+                # the class from the arrival's residual x/(nλ); its own residual is kept in x
+                # v = x/(nλ) (grid coarse·R/nλ) unless that is too coarse
+                if coarse * R * inv_lam <= MAX_COARSEN:
+                    v = x * inv_lam
+                else:
+                    v = ubuf[iu]
+                    iu += 1
+                    coarse = lam_tot / R
+                i = 0
+                for k in range(K - 1):
+                    i += v >= cum_p[p, k]
+                # x := w·nλ, w = (v − P_{i−1})/p_i: the reuse below takes u = x/(nλ) = w, and
+                # its check (coarse·R/nλ) then reads w's grid, (grid of v)/p_i
+                x = (v - cum_lo[p, i]) * inv_p[p, i] * lam_tot
+                coarse *= inv_p[p, i]
+            elif code == _TADOP:
+                for tt in range(ntup[p]):
+                    if proper[p, tt]:
+                        l = lo[p, tt]
+                        h = hi[p, tt]
+                        sel = l if dl > ptol else h
+                        if lenient:
+                            ok = stn[sel] > 0
+                        else:
+                            ok = stn[l] > 0 and stn[h] > 0
+                        if ok:
+                            i = sel
+                            break
+                    else:
+                        ok = True
+                        for k in range(K):
+                            if pos[p, tt, k] and stn[k] == 0:
+                                ok = False
+                                break
+                            if neg[p, tt, k] and stn[k] == sizes[k]:
+                                ok = False
+                                break
+                        if ok:
+                            i = pick[p, tt]
+                            break
+                if i < 0:
+                    for k in range(K - 1, -1, -1):
+                        if stn[k] > 0:
+                            i = k
+                            break
+                if i < 0:
+                    used = 1
+                    i = min(int(ubuf[iu] * K), K - 1)
+            elif code == _TAD:
+                first = -1
+                for k in range(K):
+                    if dl + d[p, k] >= ntol:
+                        if first < 0:
+                            first = k
+                        if stn[k] > 0:
+                            i = k
+                            break
+                if i < 0:
+                    if first < 0:
+                        i = K - 1
+                    else:
+                        used = 1
+                        nallowed = 0
+                        for k in range(K):
+                            if dl + d[p, k] >= ntol:
+                                nallowed += 1
+                        r = min(int(ubuf[iu] * nallowed), nallowed - 1)
+                        for k in range(K):
+                            if dl + d[p, k] >= ntol:
+                                if r == 0:
+                                    i = k
+                                    break
+                                r -= 1
+            else:   # JIQ baselines
+                if code == _JIQ_FAST:
+                    for k in range(K):
+                        if stn[k] > 0:
+                            i = k
+                            break
+                else:
+                    for k in range(K - 1, -1, -1):
+                        if stn[k] > 0:
+                            i = k
+                            break
+                if i < 0:
+                    used = 1
+                    y = min(int(ubuf[iu] * n_total), n_total - 1)
+                    c = 0
+                    i = K - 1
+                    for k in range(K):
+                        c += sizes[k]
+                        if y < c:
+                            i = k
+                            break
+            iu += used
+            if jiq and stn[i] > 0:
+                starts_busy = True
+            else:
+                # a uniformly random server of class i: stored (≥ 2 jobs), single or idle
+                r = min(int(ubuf[iu] * sizes[i]), sizes[i] - 1)
+                iu += 1
+                m = nmulti[i]
+                if r < m:
+                    qm[starts[i] + r] += 1
+                    starts_busy = False
+                elif r < sizes[i] - stn[i]:
+                    qm[starts[i] + m] = 2
+                    nmulti[i] = m + 1
+                    starts_busy = False
+                else:
+                    starts_busy = True
+            if starts_busy:
+                stn[i] -= 1
+                mi = mu[i]
+                for kk in range(K):         # a fixed trip count: no mispredicted loop exit
+                    cr[kk] += mi if kk >= i else 0.0
+                R += mi
+            N += 1
+            dl += d[p, i]
+            if dl < md:
+                md = dl
+            if ja >= j0:
+                if ja >= nxt:
+                    barea[b] += area
+                    barr[b] += narr
+                    area = 0.0
+                    narr = 0
+                    b += 1
+                    nxt = j0 + ((b + 1) * span + nb - 1) // nb if b < nb - 1 else n_target + 1
+                meas = True
+                narr += 1
+                counts[i] += 1
+            ja += 1
+            if ja >= n_target:
+                ist[7] = 1
+                break
+            if ja & (RESYNC - 1) == 0:
+                R = lam_tot
+                for k in range(K):
+                    R += mu[k] * (sizes[k] - stn[k])
+                    cr[k] = R
+            c2 = coarse * R * inv_lam
+            if c2 <= MAX_COARSEN:
+                u = x * inv_lam
+                coarse = c2
+                continue
+        else:
+            # a departure: the class whose share of R holds x, then a busy server of it
+            k = 0
+            for kk in range(K - 1):
+                k += x >= cr[kk]
+            m = nmulti[k]
+            empties = True
+            if m > 0:
+                lo_k = cr[k - 1] if k > 0 else lam_tot
+                busy = sizes[k] - stn[k]
+                s = min(int((x - lo_k) * inv_mu[k]), busy - 1)
+                if s < m:
+                    empties = False
+                    s += starts[k]
+                    qm[s] -= 1
+                    if qm[s] == 1:      # down to one job: no longer stored
+                        m -= 1
+                        qm[s] = qm[starts[k] + m]
+                        nmulti[k] = m
+            if empties:
+                stn[k] += 1
+                mk = mu[k]
+                for kk in range(K):
+                    cr[kk] -= mk if kk >= k else 0.0
+                R -= mk
+            N -= 1
+        u = ubuf[iu]
+        iu += 1
+        coarse = 1.0
+    if ist[7]:
+        barea[b] += area
+        area = 0.0
+    chs[3] = area
+    barr[b] += narr
+    ist[0] = N
+    ist[2] = iu
+    ist[4] = ja
+    delta[0] = dl
+    mind[0] = md
+
+
 # ============================================================================ engine state
 
 class _Engine:
@@ -588,6 +869,9 @@ class _Engine:
         else:
             self.q = np.zeros(n, np.int64)
             self.cr = np.zeros(params.K)
+            self.nmulti = np.zeros(params.K, np.int64)   # the jump-chain fast path's state
+            self.qm = np.zeros(n, np.int64)
+            self.chs = np.zeros(4)       # [a uniform in hand?, it, its grid coarsening, ∫N]
             self.fst = np.zeros(1)
         self.istate = np.zeros(8, np.int64)
         t0 = tables[0]
@@ -606,6 +890,10 @@ class _Engine:
         P, K = len(tables), params.K
         T = max(1, max(tb.n_tuples for tb in tables))
         self.cum_p = np.stack([tb.cum_p for tb in tables])
+        # R-JIQ's class draw in the jump chain: P_{k−1} and 1/p_k (0 for an empty class)
+        self.cum_lo = np.concatenate([np.zeros((len(tables), 1)), self.cum_p[:, :-1]], axis=1)
+        width = self.cum_p - self.cum_lo
+        self.inv_p = np.divide(1.0, width, out=np.zeros_like(width), where=width > 0)
         self.pos = np.zeros((P, T, K), np.bool_)
         self.neg = np.zeros((P, T, K), np.bool_)
         self.proper = np.zeros((P, T), np.bool_)
@@ -636,6 +924,26 @@ class _Engine:
                  self.ntol, self.ptol, self.ph_end,
                  t_cut, bscale, N_BATCHES, self.bsum, self.bcnt, self.counts,
                  record, rec_dep, rec_cls)
+
+    def run_chain(self, draws: _Draws, lam_tot: float, n_target: int, j0: int, bar=None):
+        """The stationary jump chain without recorded times (:func:`_run_chain`) to the end."""
+        ist = self.istate
+        while True:
+            _run_chain(draws.u, self.mu, self.inv_mu, self.sizes, self.starts, self.n,
+                       self.stn, self.nmulti, self.qm, self.cr, ist, self.chs,
+                       self.delta, self.mind,
+                       self.code, self.jiq, self.lenient, self.cum_p, self.cum_lo, self.inv_p,
+                       self.pos,
+                       self.neg, self.proper, self.lo, self.hi, self.pick, self.ntup, self.d,
+                       self.ntol, self.ptol, lam_tot, n_target, j0, N_BATCHES,
+                       self.bsum, self.bcnt, self.counts)
+            if bar is not None:
+                bar.n = int(ist[4])
+                bar.refresh()
+            if ist[7]:
+                break
+            draws.refill(int(ist[2]), 0)
+            ist[2] = 0
 
     def run_exp(self, draws: _Draws, rates, n_target, j0, by_time, bscale, record, rec,
                 bar=None):
@@ -900,9 +1208,13 @@ def simulate(params: SystemParams, policy: Policy | str, n: int, *, rho: float |
         # the Markov engine: warm-up = the first warmup × n_jobs arrivals; holding times are
         # drawn only when the times are recorded
         draws = _Draws(seed, _block(chunk), timed=record)
-        rec = _rec_buffers(record, min(_block(chunk), n_jobs))
-        recorded = eng.run_exp(draws, np.array([n * lam]), n_jobs, int(warmup * n_jobs), False,
-                               0.0, record, rec, bar)
+        if record:
+            rec = _rec_buffers(record, min(_block(chunk), n_jobs))
+            recorded = eng.run_exp(draws, np.array([n * lam]), n_jobs, int(warmup * n_jobs),
+                                   False, 0.0, record, rec, bar)
+        else:
+            eng.run_chain(draws, n * lam, n_jobs, int(warmup * n_jobs), bar)
+            recorded = (None, None, None)
         if bar is not None:
             bar.close()
         return _result(eng, params, recorded)
