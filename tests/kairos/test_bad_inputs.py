@@ -32,3 +32,23 @@ def test_bad_input_names_its_parameter(name, call, error):
 def test_a_budget_that_cannot_be_enumerated_gives_the_estimate():
     with pytest.raises(ConfigError, match=r"budget = 1000000000.0: .* of memory, more than the limit"):
         model.configurations(1e9)
+
+
+def test_n_queries_that_cannot_fit_are_refused_with_the_estimate():
+    from infsched.kairos import sim
+
+    with pytest.raises(ConfigError, match=r"n_queries = 1000000000000: the workload of .* TiB of "
+                                          r"memory, more than the limit"):
+        sim.make_workload(10**12)
+
+
+def test_a_run_that_would_take_hours_says_so():
+    import warnings
+
+    from infsched.kairos import sim
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(RuntimeWarning, match=r"simulating 10000000 queries on 1400000 instances "
+                                                 r"will take about .* hours on one core"):
+            sim.simulate((100_000, 0, 1_300_000, 0), "rm2", "fcfs", 1000.0, n_queries=10**7)

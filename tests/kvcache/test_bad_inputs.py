@@ -77,3 +77,18 @@ def test_the_kappa_wrappers_show_the_keywords_they_take():
     assert "experiments that take it: tab1, fig7-fig8-fig10-fig11" in msg
     # the names a keyword is really taken under pass the check
     assert len(chapter_grid("kvcache", {"demand": ["low"]}, experiments=["tab1"], scale="smoke")) == 1
+
+
+def test_a_run_of_10e11_rounds_says_how_long_before_it_starts(monkeypatch):
+    """Where the memory limit allows it (here raised to 100 TiB), a run of 10^11 rounds is warned
+    with its estimate before anything is allocated (the warning made an error here)."""
+    import warnings
+
+    monkeypatch.setenv("INFSCHED_MEMORY_LIMIT", "100T")
+    o = 10**11
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(RuntimeWarning, match=r"simulating 1 requests over 100000000000 rounds or "
+                                                 r"more .* will take about 1.\d+ hours on one core"):
+            sim.simulate(np.array([0.0]), np.array([10]), np.array([o]), 2 * o,
+                         sim.SimConfig("mc-sf", max_rounds=o))

@@ -46,3 +46,22 @@ def test_an_absurd_latency_is_refused_not_run(files):
     with pytest.raises(ConfigError, match="not a plausible latency"):
         ex.use_profile(str(files / "absurd.csv"))
     assert ex.active_profile().published
+
+
+def test_a_run_that_would_take_hours_says_so_before_it_starts():
+    """10^6 GPUs fit in memory (3 GiB) but 2 million requests on them take hours: warned with
+    the estimate (here turned into an error, so the run does not start)."""
+    import warnings
+
+    import numpy as np
+
+    from infsched.shepherd import sim
+    from infsched.shepherd.model import Requests, model_set
+
+    n = 2_000_000
+    req = Requests(np.linspace(0.0, 1000.0, n), np.zeros(n, np.int64), np.linspace(250.0, 1250.0, n))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(RuntimeWarning, match=r"simulating 2000000 requests on n_gpus = 1000000 "
+                                                 r"GPUs will take about .* hours on one core"):
+            sim.simulate(req, model_set("cv16"), 10**6)

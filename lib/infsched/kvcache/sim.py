@@ -39,7 +39,7 @@ import numpy as np
 
 from infsched.errors import config_error, one_of, require
 from infsched.kvcache import engine as _engine
-from infsched.limits import check_memory
+from infsched.limits import check_memory, warn_long
 from infsched.kvcache.policies import MemoryLedger
 from infsched.kvcache.timing import BatchTimeModel
 
@@ -131,6 +131,10 @@ def _check_requests(arrival, prompt, output, M):
 
 
 ENGINES = ("numba", "python")
+#: rounds and requests per second of one core, on the fast side of what the numba engine ran
+#: here (7-10 M rounds/s for two long requests; 0.9-1.5 M requests/s at Table 1's setting), so
+#: that the time a long run is announced to take is a lower bound
+ROUNDS_PER_SECOND, REQUESTS_PER_SECOND = 2e7, 3e6
 
 
 def simulate(arrival, prompt, output, M: int, config: SimConfig,
@@ -158,6 +162,9 @@ def simulate(arrival, prompt, output, M: int, config: SimConfig,
         ends = int((a + o).max())
         check_memory("output", int(o.max()), 8.0 * ends + 24.0 * min(ends, int(config.max_rounds)),
                      f"a run whose requests end in round {ends} or later")
+        rounds = min(ends, int(config.max_rounds))  # a lower bound (issue 21): see ROUNDS_PER_SECOND
+        warn_long(f"simulating {n} requests over {rounds} rounds or more (output up to "
+                  f"{int(o.max())} tokens)", rounds / ROUNDS_PER_SECOND + n / REQUESTS_PER_SECOND)
     order = np.lexsort((np.arange(n), a))
     if engine == "numba":
         rng = clearing_rng if clearing_rng is not None else np.random.default_rng(0)
