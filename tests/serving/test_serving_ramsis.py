@@ -111,3 +111,76 @@ def test_ramsis_configuration_errors(policies):
     bad[1, 0] = 99
     with pytest.raises(ConfigError, match=r"models must be in"):
         ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="ramsis", mdp_policy=(sol.grid, bad, sol.batch))
+
+
+# ---- re-planning per load level: the RAMSIS paper's 500 ms load monitor (its §6; spec §1 rule 7)
+
+LEVELS = (150.0, 300.0, 450.0)
+
+
+@pytest.fixture(scope="module")
+def level_policies():
+    return [_policy(x) for x in LEVELS]
+
+
+def _bursty(n=20_000, seed=7):
+    from infsched.workload import mmpp_arrivals
+
+    t, _ = mmpp_arrivals([0.1, 0.45], [[-0.002, 0.002], [0.002, -0.002]], 10.0 * n, np.random.default_rng(seed))
+    return t[:n]
+
+
+def test_replanning_ramsis_agrees_with_the_ramsis_engine_under_its_monitor(level_policies):
+    """The RAMSIS paper's own scenario with its load monitor: the same bursty arrivals give the
+    RAMSIS engine's violation rate and accuracy exactly (one policy per level, picked by the
+    rate over the last 500 ms)."""
+    arr = _bursty()
+    cfg = ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="ramsis", mdp_policy=level_policies,
+                        plan_loads=LEVELS)
+    ours = simulate(cfg, arrivals=arr, seed=5).summary(warmup=0.0)
+    sols = level_policies
+    tab = PolicyTable(SLO, K, sols[0].grid, list(LEVELS), np.stack([s.model for s in sols]),
+                      np.stack([s.batch for s in sols]), 0, np.zeros(3), np.zeros(3))
+    theirs = simulate_ramsis(PROF, tab, arr, slo_ms=SLO, workers=K)  # no load_qps: the monitor
+    assert 1.0 - ours["attainment"].mean == pytest.approx(theirs.violation_rate, abs=1e-12)
+    assert ours["accuracy_served"] == pytest.approx(theirs.accuracy, rel=1e-12)
+    # and it did switch: a single policy gives another answer
+    one = simulate(ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="ramsis", mdp_policy=sols[0]),
+                   arrivals=arr, seed=5).summary(warmup=0.0)
+    assert one["accuracy_served"] != ours["accuracy_served"]
+
+
+def test_replanning_jellyfish_agrees_with_the_ramsis_central_engine_and_the_reference():
+    tab = jellyfish_plus(PROF, list(LEVELS), K, SLO)
+    arr = _bursty(6_000, seed=8)
+    cfg = ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="fcfs", plan_loads=LEVELS,
+                        plan=tuple((PROF.models[m], int(c)) for m, c in zip(tab.model, tab.cap)))
+    res = simulate(cfg, arrivals=arr, seed=6)
+    ours = res.summary(warmup=0.0)
+    theirs = simulate_central(PROF, tab, arr, slo_ms=SLO, workers=K)
+    assert 1.0 - ours["attainment"].mean == pytest.approx(theirs.violation_rate, abs=1e-12)
+    assert ours["accuracy_served"] == pytest.approx(theirs.accuracy, rel=1e-12)
+    assert len(set(res.model.tolist())) > 1  # the model changed with the load
+    ref = simulate_reference(cfg, arrivals=arr, seed=6)
+    np.testing.assert_array_equal(res.model, ref.model)
+    np.testing.assert_allclose(res.finish, ref.finish, rtol=0, atol=1e-9)
+
+
+def test_replanning_configuration_errors(level_policies):
+    with pytest.raises(ConfigError, match=r"^plan_loads = .*strictly increasing"):
+        ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="ramsis", mdp_policy=level_policies,
+                      plan_loads=(300.0, 150.0, 450.0))
+    with pytest.raises(ConfigError, match=r"one policy per load level"):
+        ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="ramsis", mdp_policy=level_policies[:2],
+                      plan_loads=LEVELS)
+    with pytest.raises(ConfigError, match=r"^plan_loads = .*only policies 'fcfs'"):
+        ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="batch-greedy", plan_loads=LEVELS)
+    with pytest.raises(ConfigError, match=r"^plan = .*one \(model, batch cap\) per load level"):
+        ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="fcfs", plan_loads=LEVELS,
+                      plan=((PROF.models[0], 4),))
+    with pytest.raises(ConfigError, match=r"^plan = 'nope'"):
+        ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="fcfs", plan_loads=(100.0,), plan=(("nope", 4),))
+    with pytest.raises(ConfigError, match=r"needs plan_loads"):
+        ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="fcfs", plan=((PROF.models[0], 4),))
+    with pytest.raises(ConfigError, match=r"monitor_window_ms"):
+        ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="fcfs", monitor_window_ms=0)

@@ -48,6 +48,14 @@ class ServingConfig:
     batch preempts a running one of ``|B_c|`` queries iff it has at least ``λ |B_c|``; default
     3.03, Shepherd's Theorem 5.2); only ``"flex"`` and ``"flex-np"`` take it (FLEX-NP never
     preempts). FLEX and FLEX-NP run on a central queue.
+
+    **Re-planning per load level** (the RAMSIS paper's load monitor, §6; its spec §1 rule 7):
+    ``plan_loads`` (queries/s, increasing) are the load levels planned for; at every decision the
+    engine estimates the rate as the arrivals in the last ``monitor_window_ms`` divided by the
+    window, and uses the plan of the lowest level at or above the estimate (the highest above
+    them all). Policy ``"ramsis"`` then takes one MDP policy per level in ``mdp_policy`` (a
+    sequence, same slack grid); policy ``"fcfs"`` takes ``plan``, one ``(model, batch cap)`` per
+    level (Jellyfish+ and ModelSwitching), its ``model`` and ``max_batch`` being ignored.
     """
 
     profile: "str | Profile | Zoo"
@@ -64,6 +72,9 @@ class ServingConfig:
     class_p: tuple[float, ...] | None = None
     mdp_policy: object = None
     lam: float | None = None
+    plan_loads: tuple[float, ...] | None = None
+    plan: tuple | None = None
+    monitor_window_ms: float = 500.0
 
     def __post_init__(self) -> None:
         zoo = Zoo.of(self.profile)
@@ -90,6 +101,7 @@ class ServingConfig:
         if self.service == "jitter":
             require(zoo.spread is not None, "service", self.service,
                     "needs a profile with a latency spread; this one has none")
+        self._check_plan_loads()
         cap = (pol.max_batch or zoo.max_batch) if self.max_batch is None else self.max_batch
         require(_is_int(cap) and 1 <= cap <= zoo.max_batch, "max_batch", self.max_batch,
                 f"must be an integer in [1, {zoo.max_batch}] (the profile's batch sizes)")
@@ -105,6 +117,44 @@ class ServingConfig:
         self._check_tad()
         self._check_ramsis()
         self._check_flex()
+
+    def _check_plan_loads(self) -> None:
+        pl = self.plan_loads
+        require(isinstance(self.monitor_window_ms, (int, float, np.floating))
+                and not isinstance(self.monitor_window_ms, bool) and np.isfinite(self.monitor_window_ms)
+                and self.monitor_window_ms > 0, "monitor_window_ms", self.monitor_window_ms,
+                "must be a finite number of ms > 0")
+        if pl is None:
+            require(self.plan is None, "plan", "<given>", "needs plan_loads (the load levels it plans for)")
+            return
+        require(self.policy in ("fcfs", "ramsis"), "plan_loads", pl,
+                "only policies 'fcfs' (Jellyfish+, ModelSwitching) and 'ramsis' re-plan per load level")
+        try:
+            x = np.asarray(pl, dtype=float).ravel()
+        except (TypeError, ValueError):
+            x = np.empty(0)
+        require(x.size >= 1 and bool(np.all(np.isfinite(x)) and np.all(x > 0))
+                and bool(np.all(np.diff(x) > 0)), "plan_loads", pl,
+                "must be finite loads (queries/s) > 0, strictly increasing")
+        object.__setattr__(self, "plan_loads", tuple(x.tolist()))
+        if self.policy == "ramsis":
+            require(self.plan is None, "plan", "<given>", "policy 'ramsis' takes its per-level "
+                    "policies in mdp_policy")
+            return
+        zoo = self.zoo
+        plan = self.plan
+        ok = plan is not None and not isinstance(plan, str) and len(tuple(plan)) == x.size
+        require(ok, "plan", plan, f"must hold one (model, batch cap) per load level ({x.size})")
+        rows = []
+        for row in plan:
+            require(not isinstance(row, str) and len(tuple(row)) == 2, "plan", plan,
+                    "must hold (model, batch cap) pairs")
+            m, c = tuple(row)
+            require(m in zoo.names, "plan", m, "unknown model; known: " + ", ".join(zoo.names))
+            require(_is_int(c) and 1 <= c <= zoo.max_batch, "plan", c,
+                    f"batch caps must be integers in [1, {zoo.max_batch}]")
+            rows.append((m, int(c)))
+        object.__setattr__(self, "plan", tuple(rows))
 
     def _check_flex(self) -> None:
         flex = self.policy in FLEX_FAMILY
@@ -125,7 +175,26 @@ class ServingConfig:
                 "policy 'ramsis' needs it" if ram else "only policy 'ramsis' takes it")
         if not ram:
             return
-        pol = self.mdp_policy
+        levels = self.plan_loads is not None
+        pols = self.mdp_policy
+        if levels:
+            ok = not isinstance(pols, str) and hasattr(pols, "__len__") and len(pols) == len(self.plan_loads)
+            require(ok, "mdp_policy", type(pols).__name__,
+                    f"with plan_loads, must hold one policy per load level ({len(self.plan_loads)})")
+            pols = list(pols)
+        else:
+            pols = [pols]
+        triples = [self._one_mdp_policy(p) for p in pols]
+        grid = triples[0][0]
+        require(all(t[0].shape == grid.shape and np.array_equal(t[0], grid) and t[1].shape == triples[0][1].shape
+                    for t in triples), "mdp_policy", "<policies>",
+                "the per-level policies must share one slack grid and one shape")
+        object.__setattr__(self, "mdp_policy", (np.ascontiguousarray(grid, np.float64),
+                                                np.ascontiguousarray(np.stack([t[1] for t in triples]), np.int64),
+                                                np.ascontiguousarray(np.stack([t[2] for t in triples]), np.int64)))
+
+    def _one_mdp_policy(self, pol):
+        """One RAMSIS policy as a checked ``(grid, model, batch)`` triple."""
         if hasattr(pol, "grid") and hasattr(pol, "model") and hasattr(pol, "batch"):
             pol = (pol.grid, pol.model, pol.batch)
         try:
@@ -143,9 +212,7 @@ class ServingConfig:
         require(bool(np.all((rows >= 0) & (rows < M))) and bool(np.all((batch[1:] >= 1) & (batch[1:] <= B))),
                 "mdp_policy", "<table>", f"models must be in [0, {M - 1}] and batches in [1, {B}] "
                 "(the zoo's models and batch sizes, in the profile's order)")
-        object.__setattr__(self, "mdp_policy", (np.ascontiguousarray(grid, np.float64),
-                                                np.ascontiguousarray(model, np.int64),
-                                                np.ascontiguousarray(batch, np.int64)))
+        return grid, model, batch
 
     def _check_tad(self) -> None:
         tad = self.policy in TAD_FAMILY
@@ -190,10 +257,16 @@ class ServingConfig:
         drifts and flips the allowed set, spec tad §3.0)."""
         K = self.workers
         none = dict(tup=np.zeros((0, 6), np.int64), cum_p=np.ones(1), grid=np.zeros(1),
-                    pmodel=np.zeros((1, 1), np.int64), pbatch=np.ones((1, 1), np.int64),
-                    fallback=np.array(self.zoo.fastest))
+                    pmodel=np.zeros((1, 1, 1), np.int64), pbatch=np.ones((1, 1, 1), np.int64),
+                    fallback=np.array(self.zoo.fastest), plan_loads=np.zeros(0),
+                    plan_model=np.zeros(0, np.int64), plan_cap=np.zeros(0, np.int64))
         if self.policy == "ramsis":
             none["grid"], none["pmodel"], none["pbatch"] = self.mdp_policy
+        if self.plan_loads is not None:
+            none["plan_loads"] = np.asarray(self.plan_loads, np.float64)
+            if self.plan is not None:
+                none["plan_model"] = np.array([self.zoo.names.index(m) for m, _ in self.plan], np.int64)
+                none["plan_cap"] = np.array([c for _, c in self.plan], np.int64)
         if self.policy not in TAD_FAMILY:
             one = np.zeros(K, np.int64)
             return dict(worker_model=np.full(K, self.model_index, np.int64), worker_class=one,

@@ -138,7 +138,8 @@ def _flex_take(w, V, ist, preempt, now, fq, fh, fe, gmem, gsize, tmp, back, arr,
 @njit(cache=True)
 def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, worker_model, cap,
         service, svc, spread, levels, u_route, worker_class, cls_start, cls_members, d, tup, cum_p,
-        grid, pmodel, pbatch, fallback, start, finish, model, bsize, preempt, lam, wstat):
+        grid, pmodel, pbatch, fallback, start, finish, model, bsize, preempt, lam, wstat,
+        plan_loads, plan_model, plan_cap, window):
     """Simulate ``arr.size`` queries (arrival times ``arr`` in ms, sorted) on ``K`` workers.
 
     ``worker_model[w]`` is the model a fixed-model policy runs on worker ``w``; the class arrays
@@ -149,7 +150,12 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
     time), ``finish`` (NaN if dropped), ``model`` (-1 if dropped) and ``bsize`` (its batch's
     size). ``preempt`` and ``lam`` are FLEX's preemption code and threshold; ``wstat[w]``
     (K, 3) receives per worker the queries of its completed batches, the queries of its
-    preempted batches and its number of preemptions (FLEX only). Returns ``(number of batches,
+    preempted batches and its number of preemptions (FLEX only). ``plan_loads`` (P,) are the
+    load levels (queries/s) a re-planning policy planned for (empty: none): at each decision the
+    arrivals of the last ``window`` ms give the rate estimate, and level ``p`` is the lowest at or
+    above it (the last above them all); RAMSIS then reads ``pmodel[p]``, ``pbatch[p]`` (its
+    policies are (P, N+1, J)), a fixed-model policy ``plan_model[p]`` with cap ``plan_cap[p]``.
+    Returns ``(number of batches,
     final Δ, min Δ)`` (Δ in ``d``'s units; 0 without TAD).
     """
     n = arr.size
@@ -188,6 +194,9 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
     mf = worker_model[0]
     lrow = lat[mf]
     l1 = lrow[0]
+    P = plan_loads.size
+    mlo = 0  # the load monitor: arrivals arr[mlo:i] arrived in (now - window, now]
+    per_s = window / 1000.0
     while i < n or hsize > 0:
         if hsize > 0 and (i >= n or ht[0] <= arr[i]):
             now = ht[0]
@@ -350,7 +359,7 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
             continue
         # worker w is free at `now`: let the policy drop and start a batch from its queue
         q = K if central else w
-        while qlen[q] > 0 and must_drop(select_code, arr[qhead[q]] + slo - now, lat, fastest):
+        while qlen[q] > 0 and must_drop(select_code, slo - (now - arr[qhead[q]]), lat, fastest):
             j = qhead[q]
             start[j] = now
             finish[j] = np.nan
@@ -361,8 +370,20 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
                 load[w] -= 1
         if qlen[q] == 0:
             continue
-        m, b = select(select_code, arr[qhead[q]] + slo - now, qlen[q], lat, by_accuracy,
-                      worker_model[w], cap, fastest, grid, pmodel, pbatch, fallback)
+        p = 0
+        fixed = worker_model[w]
+        wcap = cap
+        if P > 0:  # re-planning: the level of the rate estimate (RAMSIS paper §6)
+            while mlo < i and arr[mlo] <= now - window:
+                mlo += 1
+            p = np.searchsorted(plan_loads, (i - mlo) / per_s)
+            if p >= P:
+                p = P - 1
+            if plan_model.size > 0:
+                fixed = plan_model[p]
+                wcap = plan_cap[p]
+        m, b = select(select_code, slo - (now - arr[qhead[q]]), qlen[q], lat, by_accuracy,
+                      fixed, wcap, fastest, grid, pmodel[p], pbatch[p], fallback)
         end = now + lat[m, b - 1] * _multiplier(service, svc, nb, spread, levels, m, b)
         nb += 1
         for _ in range(b):

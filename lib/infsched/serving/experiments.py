@@ -39,6 +39,7 @@ __all__ = ["SCALES", "Scale", "get_scale", "CONTENDERS", "WORKLOADS", "LABELS", 
            "arrivals", "tad_split", "jellyfish_choice", "contender_config", "judge",
            "rjiq_split", "TAD_CONTENDERS", "ramsis_policy", "model_switching_choice", "run_point", "load_sweep", "frontier", "regimes", "with_ci", "decision_table",
            "accuracy_target_table", "assumptions_table", "served_capacity", "closed_forms", "flex_agreement",
+           "replanning_table", "REPLANNING", "MEAN_PLANNED",
            "knob_table", "claims", "EXPERIMENTS"]
 
 SCALE_NAMES = ("smoke", "default", "paper")
@@ -60,9 +61,14 @@ LABELS: dict[str, str] = {
     "flex": "FLEX",
     "flex-np": "FLEX-NP",
 }
+#: the λ-planned contenders that re-plan per load level (a 500 ms load monitor, as in RAMSIS)
+REPLANNING = ("ramsis", "jellyfish+", "modelswitching")
+#: variants planned once, for the stream's mean rate: what re-planning buys (not in the sweeps)
+MEAN_PLANNED: dict[str, str] = {"ramsis@mean": "RAMSIS (mean λ)", "jellyfish+@mean": "Jellyfish+ (mean λ)"}
 #: the contenders from the TAD paper: server classes from :func:`tad_split`, knob a*
 TAD_CONTENDERS = ("tad", "tad-batch", "tad-op", "r-jiq")
 CONTENDERS: tuple[str, ...] = tuple(LABELS)
+LABELS.update(MEAN_PLANNED)
 
 #: MMPP stand-in for a bursty stream: two states at (1 ± BURST) × the mean rate, equally likely,
 #: each lasting MMPP_SOJOURN_S seconds on average (same mean rate as the Poisson stream).
@@ -86,12 +92,14 @@ class Scale:
     a_stars: tuple[float, ...]         # TAD's targets (accuracy, %)
     regime_loads: tuple[float, float] = (0.3, 0.9)
     regime_slo_factors: tuple[float, float] = (2 / 3, 2.0)
+    # the load levels (share of the capacity at the planned SLO) the re-planning contenders plan for
+    plan_levels: tuple[float, ...] = (0.2, 0.4, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2)
 
 
 SCALES: dict[str, Scale] = {
     # seconds, for CI: every path runs, nothing is resolved
     "smoke": Scale(n=3_000, seeds=2, twitter_interval_s=0.05, ramsis_d=10, ms_queries=2_000, loads=(0.3, 0.9), frontier_loads=(0.9,),
-                   slo_factors=(0.5, 1.0), a_stars=(74.0, 82.0)),
+                   slo_factors=(0.5, 1.0), a_stars=(74.0, 82.0), plan_levels=(0.3, 0.6, 0.9, 1.2)),
     # the rendered book: a few minutes on 2 cores
     "default": Scale(n=100_000, seeds=5, twitter_interval_s=2.0, ramsis_d=20, ms_queries=30_000, loads=(0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2),
                      frontier_loads=(0.3, 0.9),
@@ -101,7 +109,8 @@ SCALES: dict[str, Scale] = {
     "paper": Scale(n=500_000, seeds=10, twitter_interval_s=10.0, ramsis_d=100, ms_queries=100_000, loads=tuple(np.round(np.arange(0.1, 1.21, 0.1), 2)),
                    frontier_loads=(0.3, 0.5, 0.7, 0.9),
                    slo_factors=(0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 2.0),
-                   a_stars=(60.0, 70.0, 73.0, 74.0, 76.0, 78.0, 79.0, 80.0, 81.0, 82.0, 83.0, 84.0)),
+                   a_stars=(60.0, 70.0, 73.0, 74.0, 76.0, 78.0, 79.0, 80.0, 81.0, 82.0, 83.0, 84.0),
+                   plan_levels=tuple(np.round(np.arange(0.1, 1.21, 0.1), 2))),
 }
 
 
@@ -246,7 +255,7 @@ def ramsis_policy(profile: str, workers: int, slo_ms: float, rate_qps: float, d:
     return _ramsis_solution(str(profile), int(workers), float(slo_ms), round(plan, 6), int(d))
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=512)
 def _ramsis_solution(profile: str, workers: int, slo_ms: float, rate: float, d: int):
     from ..ramsis import mdp
     from ..ramsis.model import MDPConfig
@@ -291,23 +300,34 @@ def contender_config(name: str, zoo: Zoo, workers: int, slo_ms: float, *, rate_q
                      a_star: float = 76.0, service: str = "deterministic", profile: str | None = None,
                      scale: str = "default") -> ServingConfig:
     """The configuration contender ``name`` runs with when it plans for ``slo_ms`` (and, for
-    TAD, targets ``a_star``); ``rate_qps`` is the mean load, read only by the contenders that
-    need λ (R-JIQ, RAMSIS, Jellyfish+, ModelSwitching). RAMSIS needs the ``profile`` name (its
-    solver reads the profile); ``scale`` sets RAMSIS's grid and ModelSwitching's search length."""
-    one_of("contender", name, CONTENDERS)
+    TAD, targets ``a_star``); ``rate_qps`` is the mean load, read only by the contenders planned
+    for it (R-JIQ, FLEX's model, the ``@mean`` variants). RAMSIS, Jellyfish+ and ModelSwitching
+    re-plan as the RAMSIS paper runs them: one plan per load level of the scale's
+    ``plan_levels`` (shares of the capacity at ``slo_ms``), the one in force picked by the rate
+    over the last 500 ms. RAMSIS needs the ``profile`` name (its solver reads the profile);
+    ``scale`` sets the levels, RAMSIS's grid and ModelSwitching's search length."""
+    one_of("contender", name, tuple(LABELS))
     common = dict(workers=workers, slo_ms=slo_ms, service=service)
+    sc = get_scale(scale)
     if name in ("flex", "flex-np"):  # on the model Shepherd's planner provisions for the mean rate
         from .flex import planner_model
 
         m = planner_model(zoo, workers, slo_ms, rate_qps)
         return ServingConfig(zoo, policy=name, model=zoo.names[m], **common)
-    if name == "ramsis":
+    levels = tuple(x * zoo.capacity_qps(workers, slo_ms) for x in sc.plan_levels)
+    if name in ("ramsis", "ramsis@mean"):
         require(profile is not None, "profile", profile, "RAMSIS needs the profile's name")
-        pol = ramsis_policy(profile, workers, slo_ms, rate_qps, get_scale(scale).ramsis_d)
-        return ServingConfig(zoo, policy="ramsis", mdp_policy=pol, **common)
+        if name == "ramsis@mean":
+            pol = ramsis_policy(profile, workers, slo_ms, rate_qps, sc.ramsis_d)
+            return ServingConfig(zoo, policy="ramsis", mdp_policy=pol, **common)
+        pols = [ramsis_policy(profile, workers, slo_ms, x, sc.ramsis_d) for x in levels]
+        return ServingConfig(zoo, policy="ramsis", mdp_policy=pols, plan_loads=levels, **common)
     if name == "modelswitching":
-        model, cap = model_switching_choice(zoo, workers, slo_ms, rate_qps, get_scale(scale).ms_queries)
-        return ServingConfig(zoo, policy="fcfs", model=model, max_batch=cap, **common)
+        plan = tuple(model_switching_choice(zoo, workers, slo_ms, x, sc.ms_queries) for x in levels)
+        return ServingConfig(zoo, policy="fcfs", plan_loads=levels, plan=plan, **common)
+    if name == "jellyfish+":
+        plan = tuple(jellyfish_choice(zoo, workers, slo_ms, x) for x in levels)
+        return ServingConfig(zoo, policy="fcfs", plan_loads=levels, plan=plan, **common)
     if name in ("most-accurate", "fastest", "slack-accurate", "batch-greedy"):
         return ServingConfig(zoo, policy=name, **common)
     if name in ("tad-op", "r-jiq"):
@@ -326,7 +346,7 @@ def contender_config(name: str, zoo: Zoo, workers: int, slo_ms: float, *, rate_q
             cap = int(np.flatnonzero(fits).max() + 1) if fits.any() else 1
         return ServingConfig(zoo, policy="tad", a_star=a_star, worker_models=wm, max_batch=cap,
                              **common)
-    model, cap = jellyfish_choice(zoo, workers, slo_ms, rate_qps)
+    model, cap = jellyfish_choice(zoo, workers, slo_ms, rate_qps)  # jellyfish+@mean
     return ServingConfig(zoo, policy="fcfs", model=model, max_batch=cap, **common)
 
 
@@ -575,9 +595,11 @@ def assumptions_table() -> pd.DataFrame:
         ("R-JIQ", "TAD paper", "as TAD's servers; class drawn from the LP split p_RJIQ(λ), JIQ inside",
          "no", "no", "yes (mean λ)", "per-worker, R-JIQ routing", "no"),
         ("RAMSIS", "RAMSIS paper", "per batch, per worker: the MDP policy's (model, batch) for (queue length, slack)",
-         "yes (whole queue)", "no", "yes (mean λ: policy per load)", "per-worker, round-robin", "no"),
+         "yes (whole queue)", "no", "no: a policy per load level, picked by the rate of the last 500 ms",
+         "per-worker, round-robin", "no"),
         ("ModelSwitching", "RAMSIS baseline", "one model per load level: the most accurate with < 1 % late in a simulation at λ",
-         "yes (eager, JF+ cap)", "no", "yes (mean λ)", "central FIFO", "no"),
+         "yes (eager, JF+ cap)", "no", "no: a model per load level, picked by the rate of the last 500 ms",
+         "central FIFO", "no"),
         ("FLEX", "Shepherd paper", "one model for the stream (the planner's: HERD's goodput rule); "
          "BATCHGEN: the largest batch that meets every member's deadline", "yes (deadline-aware)",
          "yes (a batch |B_g| >= 3.03 |B_c| preempts)", "yes (mean λ, for the model)", "central, per-model EDF",
@@ -585,7 +607,8 @@ def assumptions_table() -> pd.DataFrame:
         ("FLEX-NP", "Shepherd paper", "as FLEX", "yes (deadline-aware)", "no", "yes (mean λ, for the model)",
          "central, per-model EDF", "yes (hopeless requests)"),
         ("Jellyfish+", "RAMSIS baseline", "one model per load level (throughput >= 1.05 λ/K at l <= SLO/2)",
-         "yes (eager, capped)", "no", "yes (mean λ)", "central FIFO", "no"),
+         "yes (eager, capped)", "no", "no: a model per load level, picked by the rate of the last 500 ms",
+         "central FIFO", "no"),
     ]
     return pd.DataFrame(rows, columns=["contender", "from", "model choice", "batching",
                                        "preemption", "knows λ", "queue", "drops late queries"])
@@ -687,11 +710,26 @@ def flex_agreement(seeds: int = 16, rates=(7_000.0, 14_000.0, 21_000.0), *, mode
     return pd.DataFrame(rows)
 
 
+def replanning_table(summary: pd.DataFrame, value: str = "attainment") -> pd.DataFrame:
+    """Re-planning per load level against planning once for the mean rate: ``value`` (with its
+    95 % half-width where there is one) of RAMSIS and Jellyfish+ and of their ``@mean``
+    variants, one row per (workload, load). ``summary`` is :func:`with_ci` of runs holding both."""
+    names = ["ramsis", "ramsis@mean", "jellyfish+", "jellyfish+@mean"]
+    d = summary[summary["contender"].isin(names)]
+    hw = f"{value}_halfwidth"
+    cell = d[value].map(lambda v: f"{v:.3f}")
+    if hw in d.columns:
+        cell = cell + d[hw].map(lambda h: f" ± {h:.3f}" if np.isfinite(h) else "")
+    out = d.assign(cell=cell, contender=d["contender"].map(LABELS)).pivot_table(
+        index=["workload", "load"], columns="contender", values="cell", aggfunc="first")
+    return out[[LABELS[c] for c in names if LABELS[c] in out.columns]]
+
+
 def knob_table(zoo: Zoo, workers: int, slo_ms: float, a_star: float, loads: Sequence[float],
                ms_queries: int = 30_000) -> pd.DataFrame:
-    """What the λ-aware and the planned contenders run at each load: Jellyfish+'s model and
-    cap, ModelSwitching's model (searched with ``ms_queries`` queries per model), and TAD's
-    server split (which does not depend on the load)."""
+    """What the planned contenders run at each load level (``loads``, shares of the capacity):
+    Jellyfish+'s model and cap, ModelSwitching's model (searched with ``ms_queries`` queries
+    per model), and TAD's server split (which does not depend on the load)."""
     cap = zoo.capacity_qps(workers, slo_ms)
     wm = tad_split(zoo, workers, a_star, slo_ms)
     split = ", ".join(f"{wm.count(m)} x {m}" for m in dict.fromkeys(wm))
@@ -699,7 +737,7 @@ def knob_table(zoo: Zoo, workers: int, slo_ms: float, a_star: float, loads: Sequ
     for r in loads:
         m, b = jellyfish_choice(zoo, workers, slo_ms, r * cap)
         ms, _ = model_switching_choice(zoo, workers, slo_ms, r * cap, ms_queries)
-        rows.append({"load": r, "rate (queries/s)": r * cap, "Jellyfish+ model": m, "JF+ cap": b,
+        rows.append({"load level": r, "rate (queries/s)": r * cap, "Jellyfish+ model": m, "JF+ cap": b,
                      "ModelSwitching model": ms, f"TAD split (a* = {a_star:g})": split})
     return pd.DataFrame(rows)
 

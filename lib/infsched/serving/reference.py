@@ -133,7 +133,7 @@ class _System:
 
     # ---- the policy at a free worker
     def slack(self, j: int) -> float:
-        return self.arr[j] + self.cfg.slo_ms - self.env.now
+        return self.cfg.slo_ms - (self.env.now - self.arr[j])  # as the RAMSIS engine rounds it
 
     def gives_up(self, j: int) -> bool:
         if self.cfg.spec.name in ("slack-accurate", "batch-greedy"):
@@ -143,11 +143,16 @@ class _System:
     def choose(self, queue: list[int], w: int) -> tuple[int, int]:
         cfg, lat, acc = self.cfg, self.zoo.latency_ms, self.zoo.accuracy
         top = min(len(queue), cfg.max_batch)
+        level = self.level()
+        if cfg.plan is not None:  # re-planning fcfs: the level's model and cap
+            m, c = cfg.plan[level]
+            return self.zoo.names.index(m), min(len(queue), c)
         if cfg.spec.name in ("most-accurate", "fastest", "fcfs", "tad", "tad-op", "r-jiq"):
             return self.worker_model[w], top
         s = self.slack(queue[0])
         if cfg.spec.name == "ramsis":  # the MDP policy's action in state (n, slack cell)
             grid, pmodel, pbatch = cfg.mdp_policy
+            pmodel, pbatch = pmodel[level], pbatch[level]
             n = len(queue)
             if n > pmodel.shape[0] - 1:
                 return self.zoo.fastest, top
@@ -163,6 +168,16 @@ class _System:
         best = max(acc[m] for m in fits)
         # the most accurate; among equals, the one listed first by accuracy (stable order)
         return min(m for m in fits if acc[m] == best), b
+
+    def level(self) -> int:
+        """The load level in force (re-planning policies): the arrivals of the last
+        ``monitor_window_ms`` per second, rounded up to the next planned level."""
+        cfg = self.cfg
+        if cfg.plan_loads is None:
+            return 0
+        now, win = self.env.now, cfg.monitor_window_ms
+        est = int(np.sum((self.arr > now - win) & (self.arr <= now))) / (win / 1000.0)
+        return min(int(np.searchsorted(cfg.plan_loads, est, side="left")), len(cfg.plan_loads) - 1)
 
     def work(self, w: int) -> None:
         """Worker ``w`` is free now: drop, pick, and start a batch if its queue has queries."""

@@ -160,7 +160,8 @@ def simulate(config: ServingConfig, n: int = 100_000, *, rate_qps: float | None 
         config.max_batch, SERVICES[config.service], svc, spread, np.asarray(QUANTILE_LEVELS), u,
         lay["worker_class"], lay["cls_start"], lay["cls_members"], lay["d"], lay["tup"], lay["cum_p"],
         lay["grid"], lay["pmodel"], lay["pbatch"], int(lay["fallback"]), start, finish, model, bsize,
-        config.spec.preempt, float(config.lam or 0.0), wstat)
+        config.spec.preempt, float(config.lam or 0.0), wstat, lay["plan_loads"], lay["plan_model"],
+        lay["plan_cap"], float(config.monitor_window_ms))
     scale = float(lay["scale"])
     return Result(config, arr, start, finish, model, bsize, int(nb), int(delta) / scale,
                   int(min_delta) / scale, wstat)
