@@ -14,7 +14,10 @@ idle server is the first idle slot, and a server that empties swaps with the las
 Without ``record`` a stationary run does not even draw the holding times: the sequence of states
 (the jump chain) does not depend on them, and ∫N dt is estimated by Σ N/R, the expected holding
 time of each state (discrete-time conversion, Fox & Glynn 1990; same mean, smaller variance).
-With ``record=True`` (or through phases) holding times are drawn and every arrival and
+That stationary, untimed case runs in :func:`_run_chain`, which trims each event to what it
+needs (rates updated only when a server starts or stops being busy, single-job servers counted
+rather than stored, the uniform that chose an arrival reused for the next event); see its
+docstring. With ``record=True`` (or through phases) holding times are drawn and every arrival and
 departure time is kept; per-job response times are then not known (the chain does not track
 which job leaves), so ``SimResult.responses`` needs deterministic service.
 
