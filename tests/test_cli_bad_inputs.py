@@ -23,6 +23,8 @@ RUN = [
     (["run", "kvcache", "-p", "demand=medium"], "demand = 'medium': must be one of"),
     (["run", "ramsis", "-p", "slo_ms=-1"], "slo_ms = -1: must be a finite number in (0, "),
     # the head to head: each value alone, then together through the serving package's checks
+    (["run", "shepherd", "-p", "workers=1000000", "--scale", "smoke"],
+     "workers = 1000000: a trace of 7.2e+09 requests (1.2e+10 requests/s for 0.6 s) would need about"),
     (["run", "headtohead", "-p", "K=0"], "K = 0: must be an integer in [1, 100000]"),
     (["run", "headtohead", "-p", "seed=1.7"], "seed = 1.7: must be an integer"),
     (["run", "headtohead", "-p", "load=[]"], "load = []: must be None, a number or a non-empty list"),
@@ -65,6 +67,43 @@ def test_bad_environment_is_one_line(var, value, cmd, monkeypatch, capsys):
     assert main(cmd) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"infsched: error: {var} = {value!r}") and err.count("\n") == 1, err
+
+
+SWEEP = [  # refused before any point runs: exit 2, one line
+    (["kvcache", "-e", "tab1", "-p", "n_requests=0"], "n_requests = 0: must be an integer in [1, 10000]"),
+    (["kvcache", "-e", "tab1", "-p", "n_requests=5,2.5"], "n_requests = 2.5: must be an integer"),
+    (["kvcache", "-e", "fig3", "-p", "bogus=1"], "parameter = 'bogus': experiment fig3 of kvcache does "
+                                                 "not take it; it takes kappa, n_jobs, cache"),
+    (["kvcache", "-e", "fig3", "-p", "n_requests=5"], "parameter = 'n_requests': experiment fig3 of "
+                                                      "kvcache does not take it"),
+    (["tad", "-e", "fig6", "-p", "seed=3"], "parameter = 'seed': is set by the sweep itself"),
+    (["tad", "--seeds", "1.7"], "--seeds '1.7': must be non-negative integers"),
+    (["tad", "-e", "fig99"], "experiment = 'fig99': tad has "),
+]
+
+
+@pytest.mark.parametrize("argv, expected", SWEEP, ids=[" ".join(a) for a, _ in SWEEP])
+def test_sweep_rejects_before_any_point(argv, expected, capsys):
+    assert main(["sweep", *argv, "--scale", "smoke", "--no-cache", "--no-progress", "--jobs", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("infsched: error: " + expected) and err.count("\n") == 1, err
+
+
+POINTS = [  # checked by the experiment when its point runs: the point fails, named, exit 1
+    (["tad", "-e", "fig6", "-p", "n_points=0"], "n_points = 0: must be None (the scale's) or an integer >= 1"),
+    (["shepherd", "-e", "fig7", "-p", "lam=abc"], "lam = 'abc': must be a finite number > 1"),
+    (["shepherd", "-e", "fig7", "-p", "workers=10000000"], "workers = 10000000: a trace of 7.2e+10 "
+                                                          "requests"),
+]
+
+
+@pytest.mark.parametrize("argv, expected", POINTS, ids=[" ".join(a) for a, _ in POINTS])
+def test_sweep_names_the_bad_value_of_a_failed_point(argv, expected, tmp_path, capsys):
+    assert main(["sweep", *argv, "--scale", "smoke", "--no-cache", "--no-progress", "--jobs", "1",
+                 "--out", str(tmp_path / "o.csv")]) == 1
+    captured = capsys.readouterr()
+    assert f"failed: ConfigError: {expected}" in captured.err and captured.err.count("\n") == 1, captured.err
+    assert "1 point(s) failed (rerun to retry them)" in captured.out
 
 
 @pytest.fixture(scope="module")

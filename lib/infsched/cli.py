@@ -157,7 +157,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         print(f"infsched: {where}: failed: {row['error']}", file=sys.stderr)
     if out is not None:
         print(f"wrote {out}: {len(table)} row(s)" + (f"; {len(failed)} point(s) failed (rerun to retry "
-              "them; the others are cached)" if len(failed) else ""))
+              "them" + ("" if args.no_cache else "; the others are cached") + ")" if len(failed) else ""))
     return 1 if len(failed) else 0
 
 

@@ -375,10 +375,23 @@ def _headtohead(values: Mapping[str, Any], given: set[str], scale: str) -> None:
                               + f": {exc}; lower a_star or raise slo_ms") from None
 
 
+def _shepherd(values: Mapping[str, Any], given: set[str], scale: str) -> None:
+    """The load experiment's largest trace at this scale (its top rate scaled by workers / 12),
+    checked against the memory limit (:func:`infsched.shepherd.experiments.check_trace_memory`)."""
+    if "workers" not in given:
+        return
+    from .shepherd import experiments as sx
+
+    sc = sx.get_scale(scale)
+    w = int(values["workers"])
+    sx.check_trace_memory(w, max(sc.rates) * w / 12, sc.warmup_s + sc.measure_s)
+
+
 #: per chapter: a check of its parameters together (every value, the reader's or the default;
 #: the names the reader gave; the scale), run after each has passed its own check
 CROSS: dict[str, Callable[[Mapping[str, Any], set[str], str], None]] = {
     "headtohead": _headtohead,
+    "shepherd": _shepherd,
 }
 
 
@@ -398,10 +411,10 @@ def check_chapter_parameters(chapter: str, params: Mapping[str, Any],
         if check is not None:
             out[name] = check(name, value)
     cross = CROSS.get(chapter)
-    if cross is not None and defaults is not None:
+    if cross is not None:
         from .runner import DefaultExpr
 
-        values = {k: v for k, v in defaults.items() if not isinstance(v, DefaultExpr)}
+        values = {k: v for k, v in (defaults or {}).items() if not isinstance(v, DefaultExpr)}
         values.update(out)
         scale = out.get("scale") or os.environ.get("INFSCHED_SCALE") or "default"
         cross(values, set(params), scale if scale in SCALES else "default")

@@ -925,6 +925,13 @@ def chapter_grid(chapter: str, params: Mapping[str, Sequence[Any]] | None = None
     for alias, kw in CHAPTER_ALIASES.get(chapter, {}).items():  # the chapter's name for a keyword
         if alias in params:
             require(kw not in params, "parameter", alias, f"is {chapter}'s name for {kw}; give one of them")
+            from .params import SCHEMAS
+
+            check = SCHEMAS.get(chapter, {}).get(alias)
+            if check is not None and isinstance(params[alias], Sequence) and \
+                    not isinstance(params[alias], (str, bytes)):
+                for v in params[alias]:  # under the name typed, before any point runs
+                    check(alias, v)
             params = {(kw if k == alias else k): v for k, v in params.items()}
             typed[kw] = alias
     names = list(table) if experiments is None else list(experiments)

@@ -6,6 +6,7 @@ import pytest
 from infsched.errors import ConfigError
 from tests.badinput import check, table
 from infsched.ramsis import experiments as ex
+from infsched.ramsis import mdp
 from infsched.ramsis.model import MDPConfig, slack_grid
 from infsched.report import find_data_dir
 
@@ -37,6 +38,9 @@ CASES = [
     ("workers", lambda f: ex.check_workers(0, 150.0, _scale())),
     ("slo_ms", lambda f: MDPConfig("150", 60, 100.0)),
     ("d", lambda f: slack_grid(ex.get_profile("image"), MDPConfig(150.0, 60, 100.0, d=10**7))),
+    # a memory refusal names the parameter that makes it too large (was "d = 100" for workers)
+    ("d", lambda f: mdp.solve(ex.get_profile("image"), MDPConfig(150.0, 60, 100.0, d=10**7))),
+    ("workers", lambda f: mdp.solve(ex.get_profile("image"), MDPConfig(150.0, 10**7, 100.0))),
     ("profile", lambda f: ex.use_profile(str(f / "empty.csv"))),
     ("profile", lambda f: ex.use_profile(str(f / "binary.csv"))),
     ("profile", lambda f: ex.use_profile(str(f / "absurd.csv"))),

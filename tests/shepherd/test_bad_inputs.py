@@ -19,6 +19,10 @@ def files(tmp_path_factory):
     absurd = raw.copy()
     absurd.loc[0, "mean_ms"] = 1e300
     absurd.to_csv(d / "absurd.csv", index=False)
+    frac = raw.copy()
+    frac["batch"] = frac["batch"].astype(float)
+    frac.loc[0, "batch"] = 2.5
+    frac.to_csv(d / "fractional.csv", index=False)
     yield d
     ex.use_profile("published")
 
@@ -34,6 +38,12 @@ CASES = [
     ("profile", lambda f: check_chapter_parameters("shepherd", {"profile": str(f / "binary.csv")})),
     ("workers", lambda f: ex.fig7("smoke", 0, workers=0)),
     ("lam", lambda f: ex.fig7("smoke", 0, lam="3")),
+    ("profile", lambda f: ex.use_profile(str(f / "fractional.csv"))),
+    ("seed", lambda f: ex.fig7("smoke", 1.7)),
+    ("seed", lambda f: ex.fig7("smoke", -1)),
+    # a trace that cannot fit, refused before any point is built (was numpy's MemoryError)
+    ("workers", lambda f: ex.fig7("smoke", 0, workers=10**7)),
+    ("workers", lambda f: check_chapter_parameters("shepherd", {"workers": 10**6, "scale": "smoke"})),
 ]
 
 
@@ -65,3 +75,8 @@ def test_a_run_that_would_take_hours_says_so_before_it_starts():
         with pytest.raises(RuntimeWarning, match=r"simulating 2000000 requests on n_gpus = 1000000 "
                                                  r"GPUs will take about .* hours on one core"):
             sim.simulate(req, model_set("cv16"), 10**6)
+
+
+def test_a_fractional_batch_size_is_called_what_it_is(files):
+    with pytest.raises(ConfigError, match=r"batch = '2.5' must be a whole number"):
+        ex.use_profile(str(files / "fractional.csv"))

@@ -93,7 +93,13 @@ def check_mdp_memory(cfg: MDPConfig, n_models: int, n_grid: int, name: str = "d"
     from infsched.limits import check_memory
 
     states = cfg.n_max * float(n_grid) + 1
-    check_memory(name, getattr(cfg, name, n_grid), states * (25 * (n_models + 1) + 8 * cfg.workers),
+    per_state = 25 * (n_models + 1) + 8 * cfg.workers
+    from infsched.limits import memory_limit
+
+    if states * 25 * (n_models + 1) <= memory_limit():  # the grid alone fits: the workers do not
+        check_memory("workers", cfg.workers, states * per_state, f"the worker MDP's {states:.3g} "
+                     f"states with a phase law of 8 bytes per worker each")
+    check_memory(name, getattr(cfg, name, n_grid), states * per_state,
                  f"the worker MDP's {states:.3g} states")
 
 

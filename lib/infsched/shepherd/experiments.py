@@ -722,6 +722,17 @@ def _sim_version() -> str:
                          _shepherd_groups, profile_models, sim, nexus, traces, herd)
 
 
+def check_trace_memory(workers: int, rate: float, seconds: float, name: str = "workers") -> None:
+    """Refuse (a ConfigError naming ``name``) a point whose request trace cannot fit: ``rate``
+    requests/s for ``seconds``, each with its arrival, model, deadline and completion (8 bytes
+    each; the engine's other arrays come on top, so this is a lower bound)."""
+    from infsched.limits import check_memory
+
+    n = float(rate) * float(seconds)
+    check_memory(name, workers, 32.0 * n, f"a trace of {n:.3g} requests ({float(rate):.4g} requests/s "
+                 f"for {float(seconds):g} s)")
+
+
 def _systems_sweep(sc: Scale, points: list[tuple[float, float]], by: str, seed: int,
                    workers: int, lam: float, model_set_name: str,
                    n_jobs: int | None, profile=None) -> pd.DataFrame:
@@ -730,6 +741,7 @@ def _systems_sweep(sc: Scale, points: list[tuple[float, float]], by: str, seed: 
     # the caller's names, before any point is built (workers = 0 used to fail as total_rate)
     require(isinstance(workers, (int, np.integer)) and not isinstance(workers, bool) and workers >= 1,
             "workers", workers, "must be an integer >= 1 (GPUs)")
+    check_trace_memory(workers, max(r for r, _ in points), sc.warmup_s + sc.measure_s)
     require(isinstance(lam, (int, float, np.integer, np.floating)) and not isinstance(lam, bool)
             and np.isfinite(lam) and lam > 1, "lam", lam, "must be a finite number > 1 (FLEX's "
             "preemption threshold)")
