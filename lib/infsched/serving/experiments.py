@@ -39,7 +39,7 @@ __all__ = ["SCALES", "Scale", "get_scale", "CONTENDERS", "WORKLOADS", "LABELS", 
            "arrivals", "tad_split", "jellyfish_choice", "contender_config", "judge",
            "rjiq_split", "TAD_CONTENDERS", "ramsis_policy", "model_switching_choice", "run_point", "load_sweep", "frontier", "regimes", "with_ci", "decision_table",
            "accuracy_target_table", "assumptions_table", "served_capacity", "closed_forms", "flex_agreement",
-           "replanning_table", "REPLANNING", "MEAN_PLANNED",
+           "replanning_table", "REPLANNING", "MEAN_PLANNED", "batch_cliff",
            "knob_table", "claims", "EXPERIMENTS"]
 
 SCALE_NAMES = ("smoke", "default", "paper")
@@ -246,8 +246,8 @@ def jellyfish_choice(zoo: Zoo, workers: int, slo_ms: float, rate_qps: float) -> 
 
 def ramsis_policy(profile: str, workers: int, slo_ms: float, rate_qps: float, d: int):
     """RAMSIS's worker policy (the RAMSIS chapter's solver, :func:`infsched.ramsis.mdp.solve`:
-    FLD grid of ``d`` steps, N = 32, maximal batching) for the mean rate; above the pool's
-    capacity, where no policy exists, the policy for just below it. Cached per process."""
+    FLD grid of ``d`` steps, N = 32, maximal batching) for the rate ``rate_qps``; above the
+    pool's capacity, where no policy exists, the policy for just below it. Cached per process."""
     from ..ramsis.model import capacity_qps
 
     prof = _profile_obj(profile)
@@ -257,10 +257,17 @@ def ramsis_policy(profile: str, workers: int, slo_ms: float, rate_qps: float, d:
 
 @lru_cache(maxsize=512)
 def _ramsis_solution(profile: str, workers: int, slo_ms: float, rate: float, d: int):
+    """Relative value iteration to convergence; where it does not converge (on some measured
+    profiles a flat stretch of ``l(m, b)`` makes the chain periodic, and the span of the update
+    oscillates), the authors' artifact's rule: 100 undiscounted sweeps."""
     from ..ramsis import mdp
     from ..ramsis.model import MDPConfig
 
-    sol = mdp.solve(_profile_obj(profile), MDPConfig(slo_ms, workers, rate, d=d), metrics=False)
+    cfg = MDPConfig(slo_ms, workers, rate, d=d)
+    try:
+        sol = mdp.solve(_profile_obj(profile), cfg, metrics=False)
+    except mdp.ConvergenceError:
+        sol = mdp.solve(_profile_obj(profile), cfg, horizon=100, metrics=False)
     return (sol.grid, sol.model, sol.batch)
 
 
@@ -429,18 +436,24 @@ def _system(profile, K, slo_ms):
 def load_sweep(scale: str = "default", seed: int = 0, *, workloads: Sequence[str] = WORKLOADS,
                slo_ms: float = 150.0, K: int = 60, profile: str = "ramsis-image",
                a_star: float = 76.0, contenders: Sequence[str] = CONTENDERS, loads=None,
-               workers: int | None = None, cache=None) -> pd.DataFrame:
+               service: str = "deterministic", workers: int | None = None, cache=None) -> pd.DataFrame:
     """Every contender at its default knob (plans for the SLO it is judged on; TAD at
-    ``a_star``) over the scale's loads, per workload and seed: one row per run."""
+    ``a_star``) over the scale's loads, per workload and seed: one row per run. ``service``:
+    ``"deterministic"`` (``l(m, b)``, the profile's p95) or ``"jitter"`` (each batch drawn from
+    the profile's measured spread; the contenders still plan with ``l(m, b)``)."""
     s = get_scale(scale)
     _system(profile, K, slo_ms)
     for w in workloads:
         one_of("workload", w, WORKLOADS)
+    one_of("service", service, ("deterministic", "jitter"))
+    if service == "jitter":  # fail before any point runs
+        ServingConfig(load_zoo(profile), workers=int(K), slo_ms=slo_ms, service=service)
     runs = tuple((c, 1.0, float(a_star)) for c in contenders)
     loads = s.loads if loads is None else tuple(float(x) for x in loads)
     points = [dict(workload=w, load=float(r), slo_ms=float(slo_ms), n=s.n, workers=int(K),
                    profile=str(profile), runs=runs, interval_s=s.twitter_interval_s, scale=scale,
-                   seed=point_seed(seed, WORKLOADS.index(w), r, slo_ms, k))
+                   seed=point_seed(seed, WORKLOADS.index(w), r, slo_ms, k),
+                   **({} if service == "deterministic" else {"service": service}))
               for w in workloads for r in loads for k in range(s.seeds)]
     return _sweep(points, workers, cache, scale)
 
@@ -723,6 +736,28 @@ def replanning_table(summary: pd.DataFrame, value: str = "attainment") -> pd.Dat
     out = d.assign(cell=cell, contender=d["contender"].map(LABELS)).pivot_table(
         index=["workload", "load"], columns="contender", values="cell", aggfunc="first")
     return out[[LABELS[c] for c in names if LABELS[c] in out.columns]]
+
+
+def batch_cliff(zoo: Zoo, workers: int, slo_ms: float, models: Sequence[str]) -> pd.DataFrame:
+    """Why largest-batch-first can lose on a measured profile: per model, ``l(m, b)`` for
+    b = 1..4 (ms); HERD's ``b*`` (the largest batch within half the SLO, the most efficient one
+    under Shepherd's linear ``l = αb + β``) and the group's goodput it plans with, ``K b*/l(b*)``;
+    and the batch of the highest throughput within half the SLO, with its ``K b/l(b)``."""
+    rows = []
+    b = np.arange(1, zoo.max_batch + 1)
+    for name in dict.fromkeys(models):
+        i = zoo.names.index(name)
+        lat = zoo.latency_ms[i]
+        fits = lat <= slo_ms / 2.0
+        thr = np.where(fits, 1000.0 * b / lat, 0.0)
+        bstar = int(b[fits].max()) if fits.any() else 0
+        best = int(b[np.argmax(thr)])
+        row = {"model": name, "accuracy (%)": float(zoo.accuracy[i])}
+        row.update({f"l(b={k}) ms": float(lat[k - 1]) for k in range(1, min(4, zoo.max_batch) + 1)})
+        row.update({"HERD b*": bstar, "K b*/l(b*) (queries/s)": workers * thr[bstar - 1] if bstar else 0.0,
+                    "best b": best, "K b/l(b) at best b (queries/s)": workers * thr[best - 1]})
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def knob_table(zoo: Zoo, workers: int, slo_ms: float, a_star: float, loads: Sequence[float],
