@@ -29,16 +29,21 @@ def calls(counter):
     return len(open(counter).read()) if os.path.exists(counter) else 0
 
 
-def simulate(lam, seed, counter, fail_flag=None, kill_flag=None, sleep=0.0):
+def simulate(lam, seed, counter, fail_flag=None, kill_flag=None, sleep=0.0, hold=None,
+             hold_after=0):
     """A seeded toy point that counts its completed calls in a file. At lam = 2 it raises while
     ``fail_flag`` exists; at lam = 1, seed = 1 it SIGKILLs its own process once (removing
-    ``kill_flag`` first, so that the retry succeeds)."""
+    ``kill_flag`` first, so that the retry succeeds). While the file ``hold`` exists, no point
+    finishes once ``hold_after`` have: an interrupt test then stops the sweep mid-way however
+    busy the machine is (with a bare sleep, a slow test process could see it end first)."""
     if fail_flag is not None and lam == 2.0 and os.path.exists(fail_flag):
         raise RuntimeError(f"boom at lam={lam}")
     if kill_flag is not None and lam == 1.0 and seed == 1 and os.path.exists(kill_flag):
         os.unlink(kill_flag)
         os.kill(os.getpid(), signal.SIGKILL)
     time.sleep(sleep)
+    while hold is not None and os.path.exists(hold) and calls(counter) >= hold_after:
+        time.sleep(0.01)
     rng = np.random.default_rng([seed, int(lam * 1000)])
     out = {"mean": float(rng.exponential(1 / lam, 200).mean())}
     _count(counter)  # last: a run killed before this line did not compute the point
@@ -134,20 +139,29 @@ import sys
 sys.path.insert(0, {here!r})
 from test_sweep_dask import grid, simulate
 from infsched.sweep import run_sweep
-g = [dict(p, sleep=0.3) for p in grid({counter!r})]
+g = [dict(p, sleep=0.3, hold={hold!r}, hold_after={hold_after}) for p in grid({counter!r})]
 run_sweep(simulate, g, cache_dir={cache!r}, n_jobs={n_jobs})
 """
 
 
+def held(tmp_path):
+    """A hold file (see `simulate`): present while a test interrupts a sweep, removed after."""
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    return hold
+
+
 def test_killed_process_resumes(tmp_path):
     """SIGKILL a sweep in a subprocess after three points; the rerun computes only the rest."""
-    c, cache = tmp_path / "calls", tmp_path / "cache"
-    code = SCRIPT.format(here=str(HERE), counter=str(c), cache=str(cache), n_jobs=1)
+    c, cache, hold = tmp_path / "calls", tmp_path / "cache", held(tmp_path)
+    code = SCRIPT.format(here=str(HERE), counter=str(c), cache=str(cache), n_jobs=1,
+                         hold=str(hold), hold_after=3)
     rc, _ = interrupt_after(code, cache, 3, signal.SIGKILL)  # just after a point was written
     assert rc == -signal.SIGKILL
+    hold.unlink()
     done = calls(c)
-    assert 3 <= done < 6
-    g = [dict(p, sleep=0.3) for p in grid(c)]
+    assert done == 3
+    g = [dict(p, sleep=0.3, hold=str(hold), hold_after=3) for p in grid(c)]
     df = run_sweep(simulate, g, cache_dir=cache)
     assert calls(c) == 6  # every point computed exactly once overall
     assert len(list(cache.rglob("*.pkl"))) == 6 and not list(cache.rglob("*.tmp"))
@@ -157,14 +171,16 @@ def test_killed_process_resumes(tmp_path):
 def test_interrupted_local_processes_resume(tmp_path):
     """Ctrl-C a sweep running on two local processes: the points they finished are kept (joblib
     stops its workers), and the rerun computes only the rest."""
-    c, cache = tmp_path / "calls", tmp_path / "cache"
-    code = SCRIPT.format(here=str(HERE), counter=str(c), cache=str(cache), n_jobs=2)
+    c, cache, hold = tmp_path / "calls", tmp_path / "cache", held(tmp_path)
+    code = SCRIPT.format(here=str(HERE), counter=str(c), cache=str(cache), n_jobs=2,
+                         hold=str(hold), hold_after=2)
     rc, err = interrupt_after(code, cache, 2, signal.SIGINT, timeout=120)
     assert rc != 0 and b"KeyboardInterrupt" in err
-    time.sleep(1.0)  # a worker still mid-point when the parent stopped has ended by now
+    hold.unlink()  # a worker that outlived its parent would now finish its point
+    time.sleep(1.0)
     done = calls(c)
     assert 2 <= done < 6 and done == len(list(cache.rglob("*.pkl")))
-    g = [dict(p, sleep=0.3) for p in grid(c)]
+    g = [dict(p, sleep=0.3, hold=str(hold), hold_after=2) for p in grid(c)]
     df = run_sweep(simulate, g, cache_dir=cache, n_jobs=2)
     assert calls(c) == 6 and len(list(cache.rglob("*.pkl"))) == 6
     pd.testing.assert_frame_equal(df, run_sweep(simulate, g, cache_dir=False))
@@ -175,8 +191,9 @@ def test_killed_sweep_stops_its_workers(tmp_path):
     parent is gone and stop, writing nothing more to the cache (no orphans)."""
     import psutil
 
-    c, cache = tmp_path / "calls", tmp_path / "cache"
-    code = SCRIPT.format(here=str(HERE), counter=str(c), cache=str(cache), n_jobs=2)
+    c, cache, hold = tmp_path / "calls", tmp_path / "cache", held(tmp_path)
+    code = SCRIPT.format(here=str(HERE), counter=str(c), cache=str(cache), n_jobs=2,
+                         hold=str(hold), hold_after=1)
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while not list(cache.rglob("*.pkl")):
@@ -191,6 +208,7 @@ def test_killed_sweep_stops_its_workers(tmp_path):
     _, alive = psutil.wait_procs(workers, timeout=60)
     assert not alive
     kept = sorted(cache.rglob("*.pkl"))
+    hold.unlink()
     time.sleep(0.7)  # longer than a point: a worker that went on would have written by now
     assert sorted(cache.rglob("*.pkl")) == kept and len(kept) < 6
 
@@ -200,7 +218,7 @@ import sys
 sys.path.insert(0, {here!r})
 from test_sweep_dask import grid, simulate
 from infsched.sweep import run_sweep
-g = [dict(p, sleep=0.4) for p in grid({counter!r})]
+g = [dict(p, sleep=0.4, hold={hold!r}, hold_after=2) for p in grid({counter!r})]
 run_sweep(simulate, g, cache_dir={cache!r}, dask={address!r})
 """
 
@@ -208,16 +226,17 @@ run_sweep(simulate, g, cache_dir={cache!r}, dask={address!r})
 def test_interrupted_dask_sweep_resumes(tmp_path, cluster):
     """Ctrl-C a sweep running on the cluster: what the workers finish is kept, and the rerun
     computes only the rest."""
-    c, cache = tmp_path / "calls", tmp_path / "cache"
+    c, cache, hold = tmp_path / "calls", tmp_path / "cache", held(tmp_path)
     code = DASK_SCRIPT.format(here=str(HERE), counter=str(c), cache=str(cache),
-                              address=cluster.scheduler_address)
+                              address=cluster.scheduler_address, hold=str(hold))
     rc, err = interrupt_after(code, cache, 2, signal.SIGINT)
     assert rc != 0 and b"KeyboardInterrupt" in err
+    hold.unlink()
     with distributed.Client(cluster, set_as_default=False) as client:  # let running points end
         while any(client.run(lambda dask_worker: len(dask_worker.state.executing)).values()):
             time.sleep(0.05)
     assert 2 <= calls(c) < 6 and calls(c) == len(list(cache.rglob("*.pkl")))
-    g = [dict(p, sleep=0.4) for p in grid(c)]
+    g = [dict(p, sleep=0.4, hold=str(hold), hold_after=2) for p in grid(c)]
     df = run_sweep(simulate, g, cache_dir=cache, dask=cluster.scheduler_address)
     assert calls(c) == 6 and len(list(cache.rglob("*.pkl"))) == 6
     pd.testing.assert_frame_equal(df, run_sweep(simulate, g, cache_dir=False))
