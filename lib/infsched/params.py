@@ -9,6 +9,15 @@ about an internal name. Values are rejected, not coerced: a string where a numbe
 fractional or negative seed, an empty list, a non-finite number. Sizes that cannot fit in
 memory (:mod:`infsched.limits`) are refused here too, with the estimate.
 
+After each value passes its own check, :data:`CROSS` checks a chapter's parameters together,
+as its cells will meet them (defaults filled in, at the run's scale): the head to head's profile
+loads as a zoo, its SLO (and the decision table's tighter one) is at least the fastest model's
+batch-1 latency and TAD reaches ``a_star`` under it, through the serving package's own
+validators (:class:`~infsched.serving.ServingConfig`, ``tad_split``); Shepherd's ``workers``
+scale a request trace that must fit in memory. A profile path goes through the one raw-profile
+validator (:func:`infsched.profiling.timing.read_raw`), whose error names the file, the line,
+the column and the value.
+
 A chapter without a schema (or a parameter missing from its schema) gets the generic rule: the
 value must have the type of the default (a number for a number, a string for a string, a bool
 for a bool), and ``seed``, ``processes`` and ``scale`` follow their shared rules.
