@@ -765,7 +765,7 @@ def run_sweep(
         todo.sort(key=lambda i: -est[i])          # longest first; ties keep grid order
     if todo:
         estimate = _estimate(folder, points, todo, None if target is not None else n_jobs) \
-            if progress or os.environ.get("INFSCHED_PROGRESS") else None
+            if progress or (os.environ.get("INFSCHED_PROGRESS") and _in_kernel()) else None
         bar = _Progress(progress, len(points), len(points) - len(todo), _fn_name(fn).split(".")[-1],
                         estimate)
         try:
