@@ -10,14 +10,18 @@ written to the JSON beside them. Each engine is set beside
     engineer would: one heap of arrival and departure events, a list of idle servers per class,
     queue lengths per server, ``random.Random`` draws; ``HEAPQ_JOBS`` jobs;
 (c) an estimate of the limit of this machine for the exponential engine's design: the numpy
-    draws a job consumes (about two uniforms; the jump chain draws no holding times) plus a
-    numba loop (:func:`_limit_loop`) that does only what every event must (the total rate, the
-    event choice, one queue-length update in the class's slots, the busy count) with no policy
-    and no measurement.
+    draws a job consumes (the jump chain draws no holding times and reuses an arrival's
+    uniform: about 1.3 draws per job) plus a numba loop (:func:`_limit_loop`) that does only
+    what every event must (the term N/R, the event choice, one busy count, the cumulative
+    rates, the next uniform) with no policy, no Δ and no measurement. It is the engine without
+    its policy and books: the fraction of (c) the engine reaches is what those cost.
 
-and the previous engine (the per-arrival Lindley engine with a heap, commit ``PREVIOUS``), run
-from git in this process when git is available. Goal (issue 24): ≥ 25 million jobs/s at
-n = 4096 for TAD, TAD-OP, R-JIQ and JIQ. Prints a table and writes
+and the previous engine (commit ``PREVIOUS``, the Markov engine before the jump-chain fast
+path), run from git in this process when git is available, with its mean response beside ours:
+``z`` is their difference in standard errors of the difference (batch means; the two draw
+different numbers, so they agree in distribution, not job by job; |z| < 3 expected).
+Goal (issue 24): ≥ 25 million jobs/s at n = 4096 for TAD, TAD-OP, R-JIQ and JIQ (exponential
+service; deterministic service runs the per-arrival Lindley engine). Prints a table and writes
 ``benchmarks/results/tad.json``.
 
     python benchmarks/bench_tad.py
@@ -52,8 +56,9 @@ HEAPQ_JOBS = 300_000
 REPEATS = 3
 RHO, A_STAR = 0.8, 76.0
 POLICIES = ("tad", "tad-op", "r-jiq", "jiq-fast")
-PREVIOUS = "7facc88"      # the last commit with the heap-based engine for exponential service
+PREVIOUS = "7e0bd89"      # the last commit before the jump-chain fast path (issue 24)
 RESULTS = Path(__file__).resolve().parent / "results" / "tad.json"
+T975 = 2.093             # Student t, 19 degrees of freedom: the engines' 20 batch means
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -121,70 +126,79 @@ def heapq_tad(params, n: int, lam: float, a_star: float, n_jobs: int, seed: int 
 # ------------------------------------------------------------------ (c) the limit
 
 @njit(cache=True)
-def _limit_loop(u, lam_tot, mu, sizes, starts, stn, q, n_target):
-    """Only what every event of the exponential engine must do: the total rate, the event
-    choice, one queue-length update in the class's slots and the busy count. Arrivals go to
-    the first class with an idle server (else a random server of the last class)."""
+def _limit_loop(u, lam_tot, mu, sizes, stn, cr, n_target, max_coarsen):
+    """Only what every event of the jump chain must do, in the engine's design: the holding-time
+    term N/R, the event choice x = u·R, the busy count of one class and the cumulative rates
+    (fixed trip), and the uniform for the next event (the arrival's residual while its grid
+    allows, else a fresh draw). Arrivals go to the fastest class with an idle server (else the
+    last class, no queue kept); no policy table, no Δ, no batches, no per-server memory."""
     K = mu.shape[0]
+    inv_lam = 1.0 / lam_tot
+    R = lam_tot
+    for k in range(K):
+        R += mu[k] * (sizes[k] - stn[k])
+        cr[k] = R
     N = 0
     ja = 0
     iu = 0
     area = 0.0
+    coarse = 1.0
+    x0 = u[iu]
+    iu += 1
     while ja < n_target:
-        R = lam_tot
-        for k in range(K):
-            R += mu[k] * (sizes[k] - stn[k])
         area += N / R
-        x = u[iu] * R
-        iu += 1
+        x = x0 * R
         if x < lam_tot or N == 0:
             i = K - 1
             for k in range(K):
                 if stn[k] > 0:
                     i = k
                     break
-            busy = sizes[i] - stn[i]
             if stn[i] > 0:
-                q[starts[i] + busy] = 1
                 stn[i] -= 1
-            else:
-                q[starts[i] + min(int(u[iu] * sizes[i]), sizes[i] - 1)] += 1
-                iu += 1
+                mi = mu[i]
+                for kk in range(K):
+                    cr[kk] += mi if kk >= i else 0.0
+                R += mi
             N += 1
             ja += 1
+            c2 = coarse * R * inv_lam
+            if c2 <= max_coarsen:
+                x0 = x * inv_lam
+                coarse = c2
+                continue
         else:
-            x -= lam_tot
             k = 0
-            while k < K - 1:
-                r = mu[k] * (sizes[k] - stn[k])
-                if x < r:
-                    break
-                x -= r
-                k += 1
-            busy = sizes[k] - stn[k]
-            s = starts[k] + min(int(x / mu[k]), busy - 1)
-            q[s] -= 1
-            if q[s] == 0:
-                last = starts[k] + busy - 1
-                q[s] = q[last]
-                q[last] = 0
+            for kk in range(K - 1):
+                k += x >= cr[kk]
+            if stn[k] < sizes[k]:
                 stn[k] += 1
+                mk = mu[k]
+                for kk in range(K):
+                    cr[kk] -= mk if kk >= k else 0.0
+                R -= mk
             N -= 1
+        x0 = u[iu]
+        iu += 1
+        coarse = 1.0
     return iu, area
 
 
 def limit_rate(n: int, lam: float, jobs: int) -> dict:
-    """Jobs per CPU second of (c): the numpy draws a job consumes plus :func:`_limit_loop`."""
+    """Jobs per CPU second of (c): the numpy draws a job consumes (PCG64 doubles in blocks, as
+    the engine draws them) plus :func:`_limit_loop`, and the parts of that sum."""
+    from infsched.tad.sim import MAX_COARSEN
+
     sizes = MAIN.class_sizes(n).astype(np.int64)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     g = np.random.default_rng(1)
-    u = g.random(3 * jobs + 16)
-    _limit_loop(u[:64], n * lam, MAIN.mu_arr, sizes, starts, sizes.copy(), np.zeros(n, np.int64), 5)
+    u = g.random(2 * jobs + 16)
+    _limit_loop(u[:64], n * lam, MAIN.mu_arr, sizes, sizes.copy(), np.zeros(MAIN.K), 5,
+                MAX_COARSEN)
     loop = math.inf
     for _ in range(REPEATS):
-        stn, q = sizes.copy(), np.zeros(n, np.int64)
         c0 = time.process_time()
-        used, _ = _limit_loop(u, n * lam, MAIN.mu_arr, sizes, starts, stn, q, jobs)
+        used, _ = _limit_loop(u, n * lam, MAIN.mu_arr, sizes, sizes.copy(), np.zeros(MAIN.K),
+                              jobs, MAX_COARSEN)
         loop = min(loop, time.process_time() - c0)
     buf = np.empty(1 << 14)
     draw = math.inf
@@ -193,8 +207,10 @@ def limit_rate(n: int, lam: float, jobs: int) -> dict:
         for _ in range(int(used) // len(buf) + 1):
             g.random(out=buf)
         draw = min(draw, time.process_time() - c0)
-    return {"loop_jobs_per_s": jobs / loop, "draws_per_job": used / jobs,
-            "draw_s_per_job": draw / jobs, "jobs_per_s": jobs / (loop + draw)}
+    return {"loop_jobs_per_s": jobs / loop, "loop_ns_per_job": 1e9 * loop / jobs,
+            "draws_per_job": used / jobs, "draw_ns_per_job": 1e9 * draw / jobs,
+            "draw_ns_each": 1e9 * draw / max(int(used), 1),
+            "jobs_per_s": jobs / (loop + draw)}
 
 
 # ------------------------------------------------------------------ the previous engine
@@ -235,8 +251,10 @@ def main() -> dict:
                 pcpu, _, pres = _best_rate(lambda: prev(MAIN, policy, n, lam=lam, a_star=A_STAR,
                                                         n_jobs=ENGINE_JOBS, seed=1,
                                                         service=service), ENGINE_JOBS)
+                z = (res.mean_response - pres.mean_response) / (
+                    math.hypot(res.ci_halfwidth, pres.ci_halfwidth) / T975)
                 row.update(previous_jobs_per_s=pcpu, previous_mean_response=pres.mean_response,
-                           previous_ci=pres.ci_halfwidth)
+                           previous_ci=pres.ci_halfwidth, z=z)
             rows.append(row)
             print(f"  {policy} {service}: {cpu:,.0f} jobs/s", flush=True)
     ref_cpu, _, ref = _best_rate(lambda: simulate_reference(
@@ -259,13 +277,21 @@ def main() -> dict:
 
     print(f"Main configuration, ρ = {RHO}, a* = {A_STAR:g}, n = {n}; jobs per CPU second, "
           f"best of {REPEATS}")
-    print(f"{'policy':<10} {'service':<7} {'engine':>12} {'previous':>12} {'speed-up':>9}")
+    print(f"{'policy':<10} {'service':<7} {'engine':>12} {'previous':>12} {'speed-up':>9} "
+          f"{'E[T]':>8} {'previous':>8} {'z':>6} {'goal':>5}")
     for r in rows:
         p = r.get("previous_jobs_per_s")
         prev_s = "-" if p is None else f"{p:,.0f}"
         up_s = "-" if p is None else f"{r['engine_jobs_per_s'] / p:.2f}"
+        pm = "-" if p is None else f"{r['previous_mean_response']:.4f}"
+        z = "-" if p is None else f"{r['z']:+.1f}"
+        goal = ("yes" if r["engine_jobs_per_s"] >= 25e6 else "NO") if r["service"] == "exp" else ""
         print(f"{r['policy']:<10} {r['service']:<7} {r['engine_jobs_per_s']:>12,.0f} "
-              f"{prev_s:>12} {up_s:>9}")
+              f"{prev_s:>12} {up_s:>9} {r['engine_mean_response']:>8.4f} {pm:>8} {z:>6} {goal:>5}")
+    lm = limit
+    print(f"(c) limit: loop {lm['loop_ns_per_job']:.1f} ns/job + {lm['draws_per_job']:.2f} draws "
+          f"x {lm['draw_ns_each']:.2f} ns = {1e9 / lm['jobs_per_s']:.1f} ns/job "
+          f"-> {lm['jobs_per_s']:,.0f} jobs/s")
     s = summary
     print(f"TAD exp: engine {s['engine_jobs_per_s']:,.0f}; (a) simpy {s['reference_jobs_per_s']:,.0f} "
           f"(×{s['ratio_reference']:,.0f}); (b) heapq {s['heapq_jobs_per_s']:,.0f} "
