@@ -176,3 +176,21 @@ def test_a_sweep_says_how_long_from_the_times_of_cached_points(tmp_path, capsys)
     run_sweep(_f, [{"i": 9, "kind": "b"}], cache_dir=tmp_path, progress=True, n_jobs=1)
     assert "no estimate of their time yet" in capsys.readouterr().err
     json.dumps(head)  # a plain JSON header
+
+
+def test_sweep_puts_the_chapters_cost_beside_its_share(monkeypatch, capsys):
+    import pandas as pd
+
+    import infsched.sweep as sweep
+
+    monkeypatch.setattr(sweep, "sweep_chapter", lambda *a, **k: pd.DataFrame({"error": [None]}))
+    assert main(["sweep", "tad", "-e", "fig5", "-p", "a_star=76,78", "--seeds", "0-2",
+                 "--scale", "default"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("infsched: (the whole chapter) tad at default scale: about 62 s to 2.1 min "
+                          "(124 CPU s measured"), err
+    assert err.rstrip().endswith("this sweep runs 1 of its 10 experiments x 2 parameter combination(s) "
+                                 "x 3 seed(s)"), err
+    # a bad grid is still one line, and nothing is estimated before it
+    assert main(["sweep", "tad", "-e", "fig55", "--scale", "default"]) == 2
+    assert capsys.readouterr().err.startswith("infsched: error: experiment = 'fig55'")

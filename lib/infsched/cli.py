@@ -138,6 +138,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         if not out.parent.is_dir():
             raise ConfigError(f"--out {args.out!r}: folder {str(out.parent)!r} does not exist")
     scale = args.scale or os.environ.get("INFSCHED_SCALE", "default")
+    if not args.no_progress:
+        _sweep_context(args.chapter, params, args.experiment, scale, parse_seeds(args.seeds))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # failures are reported below
         df = sweep_chapter(args.chapter, params, experiments=args.experiment or None, scale=scale,
@@ -159,6 +161,29 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         print(f"wrote {out}: {len(table)} row(s)" + (f"; {len(failed)} point(s) failed (rerun to retry "
               "them" + ("" if args.no_cache else "; the others are cached") + ")" if len(failed) else ""))
     return 1 if len(failed) else 0
+
+
+def _sweep_context(chapter: str, params: dict[str, list[Any]], experiments: list[str] | None,
+                   scale: str, seeds: list[int]) -> None:
+    """Before a sweep with a progress bar, once its grid has passed its checks: what the whole
+    chapter costs at this scale (:func:`infsched.limits.chapter_estimate`) beside what share of
+    it the sweep runs; the sweep itself then says how long its points will take from the times
+    of earlier points (:func:`infsched.sweep.run_sweep`)."""
+    import math
+
+    from .limits import chapter_estimate
+    from .sweep import chapter_experiments, chapter_grid
+
+    chapter_grid(chapter, params, experiments=experiments, scale=scale, seeds=seeds)  # one-line errors first
+    est = chapter_estimate(chapter, {}, scale, 2)
+    if est is None:
+        return
+    total = len(chapter_experiments(chapter))
+    runs = len(experiments) if experiments else total
+    combos = math.prod(len(v) for v in params.values())
+    print(f"infsched: (the whole chapter) {est[2]}; this sweep runs {runs} of its {total} "
+          f"experiments x {combos} parameter combination(s) x {len(seeds)} seed(s)",
+          file=sys.stderr, flush=True)
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
