@@ -24,7 +24,14 @@ which executes the chapter at smoke scale and stores it (outputs of marked cells
 
 For the whole session this conftest sets ``INFSCHED_SCALE=smoke`` (unless already set) and
 points ``INFSCHED_CACHE`` at a fresh temporary folder, so no notebook or test reads a stale
-sweep cache. ``INFSCHED_FIGURES`` is unset so figures are not written anywhere.
+sweep cache. The folder is one for the whole run, shared by the xdist workers (the cache is safe
+under concurrent writers, see tests/test_sweep_dask.py): a sweep point that a chapter's nbval run
+computed is read, not recomputed, by the book build test, and the other way round.
+``INFSCHED_FIGURES`` is unset so figures are not written anywhere.
+
+With xdist, files are handed to the two workers longest first (``_SLOW_FILES``, then collection
+order). xdist would otherwise order them by their number of tests, which sent the book build (3
+tests, the longest file) last and left one worker idle for minutes at the end.
 """
 
 from __future__ import annotations
@@ -46,12 +53,34 @@ _SESSION_TMP: list[str] = []
 collect_ignore_glob = ["tests/nbval/*.ipynb"]
 
 
+#: the test files that take longest (seconds on a quiet 2-core machine, `--durations`), handed
+#: out first; a file not listed is short. Only the order depends on these numbers, never a result.
+_SLOW_FILES = {
+    "tests/test_book_build.py": 200,
+    "tests/kvcache/test_acceptance.py": 140,
+    "tests/shepherd/test_experiments.py": 130,
+    "tests/kvcache/test_hindsight.py": 75,
+    "tests/profiling/test_chapter_reruns.py": 65,
+    "tests/ramsis/test_experiments.py": 35,
+    "tests/ramsis/test_variable.py": 33,
+    "book/ramsis.md": 26,
+}
+#: the variable through which the controller hands its cache folder to the xdist workers
+_SHARED_CACHE_VAR = "INFSCHED_TEST_SESSION_CACHE"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("INFSCHED_SCALE", "smoke")
-    tmp = tempfile.mkdtemp(prefix="infsched-test-cache-")
-    _SESSION_TMP.append(tmp)
-    os.environ["INFSCHED_CACHE"] = tmp
+    shared = os.environ.get(_SHARED_CACHE_VAR)
+    if hasattr(config, "workerinput") and shared and os.path.isdir(shared):
+        os.environ["INFSCHED_CACHE"] = shared      # the controller made it and removes it
+    else:
+        tmp = tempfile.mkdtemp(prefix="infsched-test-cache-")
+        _SESSION_TMP.append(tmp)
+        os.environ["INFSCHED_CACHE"] = os.environ[_SHARED_CACHE_VAR] = tmp
     os.environ.pop("INFSCHED_FIGURES", None)
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False   # keep the order of pytest_collection_modifyitems
     opt = config.option
     if (getattr(opt, "nbval", False) or getattr(opt, "nbval_lax", False)) \
             and not getattr(opt, "nbval_kernel_name", None) and not getattr(opt, "current_env", False):
@@ -61,6 +90,16 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     while _SESSION_TMP:
         shutil.rmtree(_SESSION_TMP.pop(), ignore_errors=True)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Longest files first (stable otherwise), so that ``--dist loadfile`` balances two workers."""
+    def cost(item: pytest.Item) -> float:
+        path = Path(str(item.path)).resolve()
+        return _SLOW_FILES.get(path.relative_to(_ROOT).as_posix(), 0.0) \
+            if path.is_relative_to(_ROOT) else 0.0
+
+    items.sort(key=lambda item: -cost(item))
 
 
 def _nbval_active(config: pytest.Config) -> bool:
