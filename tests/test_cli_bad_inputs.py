@@ -22,6 +22,12 @@ RUN = [
     (["run", "kvcache", "-p", "n_requests=0"], "n_requests = 0: must be an integer in [1, 10000]"),
     (["run", "kvcache", "-p", "demand=medium"], "demand = 'medium': must be one of"),
     (["run", "ramsis", "-p", "slo_ms=-1"], "slo_ms = -1: must be a finite number in (0, "),
+    # each chapter's own first-cell checks, run before its kernel starts
+    (["run", "ramsis", "-p", "slo_ms=1"], "slo_ms = 1: below the fastest model's batch-1 latency"),
+    (["run", "ramsis", "-p", "workers=1"], "workers = 1: at SLO 150 ms the image models need at least"),
+    (["run", "shepherd", "-p", "slo_ms=1"], "slo_ms = 1: must be at least the fastest model's batch-1"),
+    (["run", "kvcache", "-p", "kappa=100"], "kappa = 100: must be None (calibrate on Table 1) or a "
+                                            "positive batch-time scale below 100"),
     # the head to head: each value alone, then together through the serving package's checks
     (["run", "shepherd", "-p", "workers=1000000", "--scale", "smoke"],
      "workers = 1000000: a trace of 7.2e+09 requests (1.2e+10 requests/s for 0.6 s) would need about"),

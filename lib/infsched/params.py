@@ -396,11 +396,76 @@ def _shepherd(values: Mapping[str, Any], given: set[str], scale: str) -> None:
     sx.check_trace_memory(w, max(sc.rates) * w / 12, sc.warmup_s + sc.measure_s)
 
 
+def _published(values: Mapping[str, Any], given: set[str]) -> bool:
+    """True when the chapter runs on its published profile (the checks below read it; a
+    reader's profile is checked in the chapter's first cell, against that profile)."""
+    return str(values.get("profile", "published")) == "published"
+
+
+def _tad(values: Mapping[str, Any], given: set[str], scale: str) -> None:
+    """The TAD chapter's first cell: a* against the models (``SystemParams.check_target``) and
+    ``n_servers`` split into the four classes (``class_sizes``)."""
+    from .tad.model import MAIN
+
+    if "a_star" in given:
+        MAIN.check_target(values["a_star"])
+    if "n_servers" in given:
+        MAIN.class_sizes(values["n_servers"])
+
+
+def _ramsis(values: Mapping[str, Any], given: set[str], scale: str) -> None:
+    """The RAMSIS chapter's first cell: the SLO against the fastest image model
+    (``check_feasible``) and the pool against the lowest load of the sweeps (``check_workers``),
+    on the published profile."""
+    if not ({"workers", "slo_ms"} & given) or not _published(values, given) or \
+            not {"workers", "slo_ms"} <= set(values):
+        return
+    from .ramsis import experiments as rx
+    from .ramsis.model import MDPConfig, check_feasible
+
+    if rx.profile_key("image") != "image":  # this process runs RAMSIS on another profile now
+        return
+    check_feasible(rx.get_profile("image"), MDPConfig(values["slo_ms"], values["workers"], 1.0))
+    rx.check_workers(values["workers"], values["slo_ms"], rx.get_scale(scale))
+
+
+def _kvcache(values: Mapping[str, Any], given: set[str], scale: str) -> None:
+    """The KV-cache chapter's own check (``check_parameters``: κ below 100, ...)."""
+    if {"demand", "n_requests", "kappa"} <= set(values) and {"demand", "n_requests", "kappa"} & given:
+        from .kvcache import experiments as kx
+
+        kx.check_parameters(values["demand"], values["n_requests"], values["kappa"])
+
+
+def _kairos(values: Mapping[str, Any], given: set[str], scale: str) -> None:
+    """The KAIROS chapter's own check (``check_parameters``)."""
+    if {"model", "budget", "service"} <= set(values) and {"model", "budget", "service"} & given:
+        from .kairos import experiments as kx
+
+        kx.check_parameters(values["model"], values["budget"], values["service"])
+
+
+def _shepherd_first_cell(values: Mapping[str, Any], given: set[str], scale: str) -> None:
+    """The Shepherd chapter's first cell (``check_parameters``: the SLO against the model set's
+    fastest batch-1 latency, λ), on the published profile; then the load experiment's trace."""
+    keys = {"workers", "slo_ms", "model_set", "lam"}
+    if keys <= set(values) and keys & given and _published(values, given):
+        from .shepherd import experiments as sx
+
+        if sx.active_profile().published:
+            sx.check_parameters(values["workers"], values["slo_ms"], values["model_set"], values["lam"])
+    _shepherd(values, given, scale)
+
+
 #: per chapter: a check of its parameters together (every value, the reader's or the default;
 #: the names the reader gave; the scale), run after each has passed its own check
 CROSS: dict[str, Callable[[Mapping[str, Any], set[str], str], None]] = {
     "headtohead": _headtohead,
-    "shepherd": _shepherd,
+    "shepherd": _shepherd_first_cell,
+    "tad": _tad,
+    "ramsis": _ramsis,
+    "kvcache": _kvcache,
+    "kairos": _kairos,
 }
 
 
