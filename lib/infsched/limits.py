@@ -6,7 +6,14 @@ the parameter when the memory a computation is estimated to need, ``need`` bytes
 (bytes, or a number with a K, M, G or T suffix). The estimates are the sizes of the arrays
 the computation allocates, from its parameters; they are lower bounds, so a refused run would
 certainly not have fit. ``warn_long(what, seconds)`` warns, with the estimate, when a run is
-expected to take more than an hour.
+expected to take more than an hour; the simulators call it with lower bounds from the rates
+measured here (TAD, Shepherd, KV-cache, KAIROS).
+
+``chapter_estimate(chapter, params, scale, processes)`` says how long ``infsched run`` will take
+and what that rests on: the README's measured CPU seconds per chapter at ``default`` scale
+(:data:`DEFAULT_CPU_S`), its paper-scale figures (:data:`PAPER_S`; the head to head's derived
+from its scale settings), and how a size parameter larger than its default raises it
+(:data:`SIZE_PARAMS`). Update the tables when the README's measurements are re-taken.
 """
 
 from __future__ import annotations
@@ -17,7 +24,8 @@ from typing import Any
 
 from .errors import ConfigError, config_error
 
-__all__ = ["check_memory", "fmt_bytes", "memory_limit", "physical_memory", "warn_long"]
+__all__ = ["chapter_estimate", "check_memory", "fmt_bytes", "fmt_duration", "memory_limit",
+           "physical_memory", "warn_long"]
 
 _UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
