@@ -549,8 +549,13 @@ def _estimate(folder: Path | None, points: list[dict[str, Any]], todo: list[int]
                                                   if len(points) > len(todo) else "")
     times: dict[str, list[float]] = {}
     if folder is not None and folder.is_dir():
-        files = sorted(folder.glob("*.pkl"), key=lambda f: f.stat().st_mtime if f.exists() else 0.0,
-                       reverse=True)[:limit]
+        def mtime(f: Path) -> float:
+            try:
+                return f.stat().st_mtime
+            except OSError:  # removed meanwhile (another run healing its cache)
+                return 0.0
+
+        files = sorted(folder.glob("*.pkl"), key=mtime, reverse=True)[:limit]
         for f in files:
             h = _header(f)
             if h is not None and isinstance(h.get("seconds"), (int, float)) and isinstance(h.get("kind"), dict):
