@@ -152,9 +152,12 @@ def _code_version() -> str:
 
 def point_cost(point: dict) -> float:
     """A simulated point's run time, for :func:`run_sweep` to start the longest first: its
-    arrivals (the engines' cost per job hardly depends on n, the load or the policy), plus the
-    fixed cost of the LPs behind every point (about 10^5 jobs' worth)."""
-    return float(point["n_jobs"]) + 1e5
+    arrivals, twice as dear with deterministic service (the per-arrival Lindley engine runs
+    about half as many jobs per second as the exponential jump chain, benchmarks/bench_tad.py;
+    the cost per job hardly depends on n, the load or the policy), plus the fixed cost of the
+    LPs behind every point (about 10^5 jobs' worth)."""
+    per_job = 2.0 if point.get("service") == "det" else 1.0
+    return per_job * float(point["n_jobs"]) + 1e5
 
 
 def _run(points: list[dict], n_jobs: int | None, cache, progress: bool = False) -> pd.DataFrame:
