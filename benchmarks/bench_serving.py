@@ -11,10 +11,15 @@ the machine is shared), the best of ``REPEATS`` runs of :func:`infsched.serving.
 reference (:mod:`infsched.serving.reference`) runs ``REFERENCE_QUERIES`` queries once per row.
 The TAD paper's policies (TAD, TAD-OP, R-JIQ) run with their workers spread evenly over the
 image profile's Pareto models (a* = 78) at 80% of their batch-1 capacity; RAMSIS with its MDP
-policy (the RAMSIS chapter's solver, D = 20) for that load. Beside the paper engines: TAD, TAD-OP
+policy (the RAMSIS chapter's solver, D = 20) for that load; FLEX and FLEX-NP on the fastest model
+(they have no simpy reference: Shepherd's engine is theirs). Beside the paper engines: TAD, TAD-OP
 and R-JIQ on the TAD paper's main system (n = 8, a* = 76, 0.5 λ^max) on this simulator and on
 :mod:`infsched.tad.sim`, the same number of jobs; RAMSIS (K = 60, SLO 150 ms, 2000 QPS) on this
-simulator and on :mod:`infsched.ramsis.sim`, the same arrivals.
+simulator and on :mod:`infsched.ramsis.sim`, the same arrivals, with one policy and re-planning
+over three load levels (the 500 ms monitor); Jellyfish+ re-planning on the same arrivals beside
+the RAMSIS central engine; FLEX and FLEX-NP on Shepherd's scenario (one group of 12 GPUs, RN50 of
+Table 4, SLO 250 ms, MAF-synth bursty arrivals at 14k queries/s, the same arrivals) on this
+simulator and on :mod:`infsched.shepherd.sim`.
 Goal (issue 23): at least 1 M queries/s on one core for the simple policies. Prints a table and
 writes ``benchmarks/results/serving.json``.
 
@@ -33,7 +38,7 @@ from pathlib import Path
 from infsched.profiles import load_profile
 from infsched.serving import POLICIES, ServingConfig, Zoo, simulate
 from infsched.serving import experiments as ex
-from infsched.serving.policies import TAD_FAMILY
+from infsched.serving.policies import FLEX_FAMILY, TAD_FAMILY
 from infsched.serving.reference import simulate_reference
 from infsched.serving.scenarios import tad_system
 from infsched.tad import bound
@@ -103,21 +108,25 @@ def main() -> dict:
             simulate(cfg, 1000, rate_qps=qps, seed=0)  # compile (or load numba's cache) first
             eng_cpu, eng_wall = _best(lambda: simulate(cfg, ENGINE_QUERIES, rate_qps=qps, seed=1),
                                       ENGINE_QUERIES, REPEATS)
-            ref_cpu, ref_wall = _best(lambda: simulate_reference(cfg, REFERENCE_QUERIES, rate_qps=qps,
-                                                                 seed=1), REFERENCE_QUERIES, 1)
+            if name in FLEX_FAMILY:  # no simpy reference (Shepherd's engines are FLEX's check)
+                ref_cpu = ref_wall = math.nan
+            else:
+                ref_cpu, ref_wall = _best(lambda: simulate_reference(cfg, REFERENCE_QUERIES, rate_qps=qps,
+                                                                     seed=1), REFERENCE_QUERIES, 1)
             att = simulate(cfg, 200_000, rate_qps=qps, seed=1).summary()["attainment"].mean
             rows.append(dict(workers=K, policy=name, queue=cfg.queue, routing=cfg.routing,
                              max_batch=cfg.max_batch, rate_qps=qps, attainment=att,
                              engine_qps_cpu=eng_cpu, engine_qps_wall=eng_wall,
-                             simpy_qps_cpu=ref_cpu, simpy_qps_wall=ref_wall,
-                             ratio_cpu=eng_cpu / ref_cpu))
+                             simpy_qps_cpu=None if math.isnan(ref_cpu) else ref_cpu,
+                             simpy_qps_wall=None if math.isnan(ref_wall) else ref_wall,
+                             ratio_cpu=None if math.isnan(ref_cpu) else eng_cpu / ref_cpu))
     print(f"{'K':>3} {'policy':<15} {'queue':<10} {'routing':<12} {'engine q/s':>11} "
           f"{'simpy q/s':>10} {'x simpy':>8} {'SLO att.':>8}")
     for r in rows:
         routing = r["routing"] if r["queue"] == "per-worker" else "-"  # a central queue routes nothing
         print(f"{r['workers']:>3} {r['policy']:<15} {r['queue']:<10} {routing:<12} "
-              f"{r['engine_qps_cpu'] / 1e6:>9.2f} M {r['simpy_qps_cpu'] / 1e3:>8.1f} k "
-              f"{r['ratio_cpu']:>8.0f} {r['attainment']:>8.3f}")
+              f"{r['engine_qps_cpu'] / 1e6:>9.2f} M {(r['simpy_qps_cpu'] or math.nan) / 1e3:>8.1f} k "
+              f"{r['ratio_cpu'] or math.nan:>8.0f} {r['attainment']:>8.3f}")
     paper = []
     n_tad = 8
     zoo_tad, workers = tad_system(MAIN, n_tad)
@@ -156,6 +165,56 @@ def main() -> dict:
     paper.append(dict(scenario="ramsis, K = 60, SLO 150 ms, 2000 QPS, same arrivals",
                       serving_qps_cpu=ours, paper_engine_qps_cpu=theirs, ratio=ours / theirs,
                       paper_engine="infsched.ramsis.sim"))
+    # RAMSIS and Jellyfish+ re-planning over three load levels (the 500 ms monitor), same arrivals
+    from infsched.ramsis.baselines import jellyfish_plus
+    from infsched.ramsis.sim import simulate_central
+
+    levels = [1000.0, 2000.0, 3000.0]
+    sols = [ex.ramsis_policy("ramsis-image", 60, SLO_MS, x, 20) for x in levels]
+    cfg = ServingConfig(zoo, workers=60, slo_ms=SLO_MS, policy="ramsis", mdp_policy=sols,
+                        plan_loads=tuple(levels))
+    table = PolicyTable(SLO_MS, 60, sols[0][0], levels, np.stack([p[1] for p in sols]),
+                        np.stack([p[2] for p in sols]), 0, np.zeros(3), np.zeros(3))
+    simulate(cfg, arrivals=arr[:1000], seed=0)
+    simulate_ramsis(prof, table, arr[:1000], slo_ms=SLO_MS, workers=60)
+    ours, _ = _best(lambda: simulate(cfg, arrivals=arr, seed=1), ENGINE_QUERIES, REPEATS)
+    theirs, _ = _best(lambda: simulate_ramsis(prof, table, arr, slo_ms=SLO_MS, workers=60),
+                      ENGINE_QUERIES, REPEATS)
+    paper.append(dict(scenario="ramsis re-planning (3 levels, 500 ms monitor), K = 60, SLO 150 ms, 2000 QPS, same arrivals",
+                      serving_qps_cpu=ours, paper_engine_qps_cpu=theirs, ratio=ours / theirs,
+                      paper_engine="infsched.ramsis.sim"))
+    jtab = jellyfish_plus(prof, levels, 60, SLO_MS)
+    cfg = ServingConfig(zoo, workers=60, slo_ms=SLO_MS, policy="fcfs", plan_loads=tuple(levels),
+                        plan=tuple((prof.models[m], int(c)) for m, c in zip(jtab.model, jtab.cap)))
+    simulate(cfg, arrivals=arr[:1000], seed=0)
+    simulate_central(prof, jtab, arr[:1000], slo_ms=SLO_MS, workers=60)
+    ours, _ = _best(lambda: simulate(cfg, arrivals=arr, seed=1), ENGINE_QUERIES, REPEATS)
+    theirs, _ = _best(lambda: simulate_central(prof, jtab, arr, slo_ms=SLO_MS, workers=60),
+                      ENGINE_QUERIES, REPEATS)
+    paper.append(dict(scenario="jellyfish+ re-planning (3 levels, 500 ms monitor), K = 60, SLO 150 ms, 2000 QPS, same arrivals",
+                      serving_qps_cpu=ours, paper_engine_qps_cpu=theirs, ratio=ours / theirs,
+                      paper_engine="infsched.ramsis.sim (central)"))
+    # FLEX and FLEX-NP on Shepherd's scenario: the same arrivals on both engines
+    from infsched.shepherd import sim as shp
+    from infsched.shepherd.model import B_MAX, Requests, model_set
+    from infsched.shepherd.traces import maf_arrivals
+
+    ms = model_set("cv16")
+    one = ms.subset([ms.names.index("RN50")])
+    zrn = Zoo(("RN50",), [76.0], one.latency(0, np.arange(1, B_MAX + 1))[None, :])
+    horizon = ENGINE_QUERIES / 14_000.0
+    a = maf_arrivals(1000, 14_000.0, horizon, "bursty", 1, seed=1).arrival_ms
+    req = Requests.with_slo(a, np.zeros(a.size, np.int64), 250.0)
+    for pol in FLEX_FAMILY:
+        cfg = ServingConfig(zrn, workers=12, slo_ms=250.0, policy=pol, model="RN50")
+        simulate(cfg, arrivals=a[:1000], seed=0)
+        shp.simulate(Requests.with_slo(a[:1000], np.zeros(1000, np.int64), 250.0), one, 12, pol)
+        ours, _ = _best(lambda: simulate(cfg, arrivals=a, seed=1), a.size, REPEATS)
+        theirs, _ = _best(lambda: shp.simulate(req, one, 12, pol), a.size, REPEATS)
+        paper.append(dict(scenario=f"{pol}, Shepherd's group (12 GPUs, RN50, SLO 250 ms, MAF-synth bursty 14k/s), "
+                                   f"{a.size} queries, same arrivals",
+                          serving_qps_cpu=ours, paper_engine_qps_cpu=theirs, ratio=ours / theirs,
+                          paper_engine="infsched.shepherd.sim"))
     for r in paper:
         print(f"{r['scenario']}: this simulator {r['serving_qps_cpu'] / 1e6:.2f} M/s, "
               f"{r['paper_engine']} {r['paper_engine_qps_cpu'] / 1e6:.2f} M/s (x {r['ratio']:.2f})")

@@ -17,8 +17,7 @@ arrival lets idle workers (by index) start BATCHGEN and, with ``PREEMPT_FLEX``, 
 first busy worker (ascending ``|B_c|``, then index) whose BATCHGEN over the queue and its running
 batch reaches ``λ |B_c|``; the running batch stops (its work is wasted), its queries not in the
 new batch go back to the queue if they can still meet their deadline alone, and the pass
-re-runs (at most ``K`` times). A preempted batch's completion stays in the heap and is skipped
-(each worker's batches carry a generation number).
+re-runs (at most ``K`` times). A preempted batch's completion is taken out of the heap.
 """
 
 from __future__ import annotations
@@ -52,13 +51,37 @@ def _multiplier(service, svc, k, spread, levels, m, b):
 
 
 @njit(cache=True)
-def _grow(ht, hs):
-    """The completion heap, twice as large (preempted batches leave stale entries in it)."""
-    t2 = np.empty(2 * ht.size, np.float64)
-    s2 = np.empty(2 * hs.size, np.int64)
-    t2[:ht.size] = ht
-    s2[:hs.size] = hs
-    return t2, s2
+def _heap_delete(ht, hs, size, k):
+    """Remove entry ``k`` of a heap of ``size`` entries (a preempted batch's completion);
+    returns the new size."""
+    size -= 1
+    if k == size:
+        return size
+    t = ht[size]
+    s = hs[size]
+    i = k
+    while i > 0:  # up, if the moved entry is earlier than its new parent
+        par = (i - 1) >> 1
+        if ht[par] <= t:
+            break
+        ht[i] = ht[par]
+        hs[i] = hs[par]
+        i = par
+    if i == k:  # else down
+        while True:
+            c = 2 * i + 1
+            if c >= size:
+                break
+            if c + 1 < size and ht[c + 1] < ht[c]:
+                c += 1
+            if ht[c] >= t:
+                break
+            ht[i] = ht[c]
+            hs[i] = hs[c]
+            i = c
+    ht[i] = t
+    hs[i] = s
+    return size
 
 
 @njit(cache=True)
@@ -136,6 +159,102 @@ def _flex_take(w, V, ist, preempt, now, fq, fh, fe, gmem, gsize, tmp, back, arr,
 
 
 @njit(cache=True)
+def _flex_start(v, V, ist, preempt, now, fq, fh, fe, gmem, gsize, tmp, back, arr, slo, lrow, mf,
+                start, finish, model, bsize, wstat, service, svc, nb, spread, levels, ht, hs, hsize):
+    """Start the window ``[ist, ist + V)`` on worker ``v`` (preempting its batch if ``preempt``):
+    take it (:func:`_flex_take`), time it, record it, and put its completion in the heap (a
+    preempted batch's completion leaves it). Returns (queue head, batches, heap size)."""
+    fh = _flex_take(v, V, ist, preempt, now, fq, fh, fe, gmem, gsize, tmp, back, arr, slo,
+                    lrow[0], start, finish, model, wstat)
+    end = now + lrow[V - 1] * _multiplier(service, svc, nb, spread, levels, mf, V)
+    for q in range(V):
+        j = gmem[v, q]
+        start[j] = now
+        finish[j] = end
+        model[j] = mf
+        bsize[j] = V
+    if preempt:
+        for k in range(hsize):
+            if hs[k] == v:
+                hsize = _heap_delete(ht, hs, hsize, k)
+                break
+    hsize = heap_push(ht, hs, hsize, end, v)
+    return fh, nb + 1, hsize
+
+
+@njit(cache=True)
+def _flex_arrival(i, n, arr, fq, fh, fe, K, busy, cidle, worker_class, n_idle, preempt, lam, cap,
+                  gmem, gsize, tmp, back, cand, slo, lrow, mf, start, finish, model, bsize, wstat,
+                  service, svc, nb, spread, levels, ht, hs, hsize):
+    """One FLEX arrival event at ``arr[i]`` (Algorithm 1 lines 9-19): every query arriving at
+    this instant joins the queue; idle workers, by index, start BATCHGEN; with ``PREEMPT_FLEX``
+    the busy workers (those busy when the pass began), by ascending ``|B_c|`` then index, are
+    offered BATCHGEN over the queue and their running batch, and the first whose batch reaches
+    ``λ |B_c|`` is preempted and the pass re-run (at most ``K`` re-runs).
+    Returns (i, queue head, queue end, idle workers, batches, heap size)."""
+    now = arr[i]
+    l1 = lrow[0]
+    while i < n and arr[i] == now:
+        fq[fe] = i
+        fe += 1
+        i += 1
+    rerun = 0
+    while True:
+        nc_ = 0  # the busy workers at the start of the pass: preemption candidates
+        if preempt == PREEMPT_FLEX:
+            for v in range(K):
+                if busy[v]:
+                    cand[nc_] = v
+                    nc_ += 1
+        if n_idle > 0:  # idle workers, by index, start BATCHGEN
+            fh = _flex_drop(fq, fh, fe, arr, slo, l1, now, start, finish, model)
+            for v in range(K):
+                if busy[v]:
+                    continue
+                V, ist = flex_candidate(fq, fh, fe - fh, tmp, 0, arr, slo, lrow, now, cap)
+                if V == 0:
+                    break
+                fh, nb, hsize = _flex_start(v, V, ist, False, now, fq, fh, fe, gmem, gsize, tmp,
+                                            back, arr, slo, lrow, mf, start, finish, model, bsize,
+                                            wstat, service, svc, nb, spread, levels, ht, hs, hsize)
+                busy[v] = True
+                n_idle -= 1
+                cidle[worker_class[v]] -= 1
+        if nc_ == 0:
+            break
+        # a batch from the queue and B_c has at most ub + |B_c| queries (and cap): only workers
+        # with λ|B_c| <= min(cap, ub + |B_c|) can be preempted (exact pruning)
+        fh = _flex_drop(fq, fh, fe, arr, slo, l1, now, start, finish, model)
+        ub, _ = flex_candidate(fq, fh, fe - fh, tmp, 0, arr, slo, lrow, now, cap)
+        m_ = 0
+        for c in range(nc_):
+            v = cand[c]
+            kc = gsize[v]
+            if lam * kc <= cap and lam * kc <= ub + kc:
+                p = m_  # insertion by (|B_c|, index): the visiting order
+                while p > 0 and gsize[cand[p - 1]] > kc:
+                    cand[p] = cand[p - 1]
+                    p -= 1
+                cand[p] = v
+                m_ += 1
+        restart = False
+        for c in range(m_):
+            v = cand[c]
+            kc = gsize[v]
+            V, ist = flex_candidate(fq, fh, fe - fh, gmem[v], kc, arr, slo, lrow, now, cap)
+            if V > 0 and V >= lam * kc:  # the preemption rule (Algorithm 1 line 16)
+                fh, nb, hsize = _flex_start(v, V, ist, True, now, fq, fh, fe, gmem, gsize, tmp,
+                                            back, arr, slo, lrow, mf, start, finish, model, bsize,
+                                            wstat, service, svc, nb, spread, levels, ht, hs, hsize)
+                restart = True
+                break
+        if not restart or rerun == K:
+            break
+        rerun += 1
+    return i, fh, fe, n_idle, nb, hsize
+
+
+@njit(cache=True)
 def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, worker_model, cap,
         service, svc, spread, levels, u_route, worker_class, cls_start, cls_members, d, tup, cum_p,
         grid, pmodel, pbatch, fallback, start, finish, model, bsize, preempt, lam, wstat,
@@ -179,15 +298,14 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
     hsize = 0
     nb = 0
     i = 0
-    # FLEX: the central queue fq[fh:fe] (query indices, sorted), each worker's running batch
-    # gmem[w, :gsize[w]], and its batch generation (a preempted batch's completion is stale)
+    # FLEX: the central queue fq[fh:fe] (query indices, sorted) and each worker's running batch
+    # gmem[w, :gsize[w]]
     flex = select_code == SELECT_FLEX
     fq = np.empty(n if flex else 0, np.int64)
     fh = 0
     fe = 0
     gmem = np.empty((K if flex else 0, cap), np.int64)
     gsize = np.zeros(K, np.int64)
-    gen = np.zeros(K, np.int64)
     tmp = np.empty(cap, np.int64)
     back = np.empty(cap, np.int64)
     cand = np.empty(K, np.int64)
@@ -200,12 +318,9 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
     while i < n or hsize > 0:
         if hsize > 0 and (i >= n or ht[0] <= arr[i]):
             now = ht[0]
-            w = hs[0] % K
-            g = hs[0] // K
+            w = hs[0]
             hsize = heap_pop(ht, hs, hsize)
             if flex:
-                if g != gen[w]:
-                    continue  # the completion of a batch that was preempted
                 wstat[w, 0] += gsize[w]
                 gsize[w] = 0
             busy[w] = False
@@ -213,88 +328,12 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
             cidle[worker_class[w]] += 1
             load[w] -= inserv[w]
             inserv[w] = 0
-        elif flex:
-            # one arrival event: every query arriving at this instant joins the queue
+        elif flex:  # one arrival event (all queries arriving at this instant)
             now = arr[i]
-            while i < n and arr[i] == now:
-                fq[fe] = i
-                fe += 1
-                i += 1
-            rerun = 0
-            while True:
-                nc_ = 0  # the busy workers at the start of the pass: preemption candidates
-                if preempt == PREEMPT_FLEX:
-                    for v in range(K):
-                        if busy[v]:
-                            cand[nc_] = v
-                            nc_ += 1
-                if n_idle > 0:  # idle workers, by index, start BATCHGEN
-                    fh = _flex_drop(fq, fh, fe, arr, slo, l1, now, start, finish, model)
-                    for v in range(K):
-                        if busy[v]:
-                            continue
-                        V, ist = flex_candidate(fq, fh, fe - fh, tmp, 0, arr, slo, lrow, now, cap)
-                        if V == 0:
-                            break
-                        fh = _flex_take(v, V, ist, False, now, fq, fh, fe, gmem, gsize, tmp, back,
-                                        arr, slo, l1, start, finish, model, wstat)
-                        end = now + lrow[V - 1] * _multiplier(service, svc, nb, spread, levels, mf, V)
-                        nb += 1
-                        for q in range(V):
-                            j = gmem[v, q]
-                            start[j] = now
-                            finish[j] = end
-                            model[j] = mf
-                            bsize[j] = V
-                        busy[v] = True
-                        n_idle -= 1
-                        cidle[worker_class[v]] -= 1
-                        gen[v] += 1
-                        if hsize == ht.size:
-                            ht, hs = _grow(ht, hs)
-                        hsize = heap_push(ht, hs, hsize, end, v + K * gen[v])
-                if nc_ == 0:
-                    break
-                # a batch from the queue and B_c has at most ub + |B_c| queries (and cap):
-                # only workers with λ|B_c| <= min(cap, ub + |B_c|) can be preempted
-                fh = _flex_drop(fq, fh, fe, arr, slo, l1, now, start, finish, model)
-                ub, _ = flex_candidate(fq, fh, fe - fh, tmp, 0, arr, slo, lrow, now, cap)
-                m_ = 0
-                for c in range(nc_):
-                    v = cand[c]
-                    kc = gsize[v]
-                    if lam * kc <= cap and lam * kc <= ub + kc:
-                        p = m_  # insertion by (|B_c|, index): the visiting order
-                        while p > 0 and gsize[cand[p - 1]] > kc:
-                            cand[p] = cand[p - 1]
-                            p -= 1
-                        cand[p] = v
-                        m_ += 1
-                restart = False
-                for c in range(m_):
-                    v = cand[c]
-                    kc = gsize[v]
-                    V, ist = flex_candidate(fq, fh, fe - fh, gmem[v], kc, arr, slo, lrow, now, cap)
-                    if V > 0 and V >= lam * kc:  # the preemption rule (Algorithm 1 line 16)
-                        fh = _flex_take(v, V, ist, True, now, fq, fh, fe, gmem, gsize, tmp, back,
-                                        arr, slo, l1, start, finish, model, wstat)
-                        end = now + lrow[V - 1] * _multiplier(service, svc, nb, spread, levels, mf, V)
-                        nb += 1
-                        for q in range(V):
-                            j = gmem[v, q]
-                            start[j] = now
-                            finish[j] = end
-                            model[j] = mf
-                            bsize[j] = V
-                        gen[v] += 1
-                        if hsize == ht.size:
-                            ht, hs = _grow(ht, hs)
-                        hsize = heap_push(ht, hs, hsize, end, v + K * gen[v])
-                        restart = True
-                        break
-                if not restart or rerun == K:
-                    break
-                rerun += 1
+            i, fh, fe, n_idle, nb, hsize = _flex_arrival(
+                i, n, arr, fq, fh, fe, K, busy, cidle, worker_class, n_idle, preempt, lam, cap,
+                gmem, gsize, tmp, back, cand, slo, lrow, mf, start, finish, model, bsize, wstat,
+                service, svc, nb, spread, levels, ht, hs, hsize)
             continue
         else:
             now = arr[i]
@@ -337,25 +376,13 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
         if flex:  # Algorithm 1 lines 4-8: the freed worker starts BATCHGEN
             fh = _flex_drop(fq, fh, fe, arr, slo, l1, now, start, finish, model)
             V, ist = flex_candidate(fq, fh, fe - fh, tmp, 0, arr, slo, lrow, now, cap)
-            if V == 0:
-                continue
-            fh = _flex_take(w, V, ist, False, now, fq, fh, fe, gmem, gsize, tmp, back,
-                            arr, slo, l1, start, finish, model, wstat)
-            end = now + lrow[V - 1] * _multiplier(service, svc, nb, spread, levels, mf, V)
-            nb += 1
-            for q in range(V):
-                j = gmem[w, q]
-                start[j] = now
-                finish[j] = end
-                model[j] = mf
-                bsize[j] = V
-            busy[w] = True
-            n_idle -= 1
-            cidle[worker_class[w]] -= 1
-            gen[w] += 1
-            if hsize == ht.size:
-                ht, hs = _grow(ht, hs)
-            hsize = heap_push(ht, hs, hsize, end, w + K * gen[w])
+            if V > 0:
+                fh, nb, hsize = _flex_start(w, V, ist, False, now, fq, fh, fe, gmem, gsize, tmp,
+                                            back, arr, slo, lrow, mf, start, finish, model, bsize,
+                                            wstat, service, svc, nb, spread, levels, ht, hs, hsize)
+                busy[w] = True
+                n_idle -= 1
+                cidle[worker_class[w]] -= 1
             continue
         # worker w is free at `now`: let the policy drop and start a batch from its queue
         q = K if central else w
@@ -383,7 +410,7 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
                 fixed = plan_model[p]
                 wcap = plan_cap[p]
         m, b = select(select_code, slo - (now - arr[qhead[q]]), qlen[q], lat, by_accuracy,
-                      fixed, wcap, fastest, grid, pmodel[p], pbatch[p], fallback)
+                      fixed, wcap, fastest, grid, pmodel, pbatch, fallback, p)
         end = now + lat[m, b - 1] * _multiplier(service, svc, nb, spread, levels, m, b)
         nb += 1
         for _ in range(b):

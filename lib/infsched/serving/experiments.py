@@ -428,6 +428,19 @@ def _sweep(points: list[dict], workers: int | None, cache, scale: str) -> pd.Dat
                      n_jobs=default_processes(workers, name="workers"))
 
 
+def _loads(loads, default: tuple[float, ...]) -> tuple[float, ...]:
+    """The loads of a sweep (shares of the capacity): the scale's, or the given ones, checked."""
+    if loads is None:
+        return default
+    try:
+        x = np.atleast_1d(np.asarray(loads, dtype=float)).ravel()
+    except (TypeError, ValueError):
+        raise config_error("loads", loads, "must be numbers (shares of the capacity)") from None
+    require(x.size >= 1 and bool(np.all(np.isfinite(x)) and np.all(x > 0)), "loads", loads,
+            "must be one or more finite shares of the capacity > 0")
+    return tuple(float(v) for v in x)
+
+
 def _system(profile, K, slo_ms):
     require(isinstance(K, (int, np.integer)) and K >= 1, "K", K, "must be an integer >= 1 (workers)")
     ServingConfig(load_zoo(profile), workers=int(K), slo_ms=slo_ms)  # fail early on a bad SLO
@@ -449,7 +462,7 @@ def load_sweep(scale: str = "default", seed: int = 0, *, workloads: Sequence[str
     if service == "jitter":  # fail before any point runs
         ServingConfig(load_zoo(profile), workers=int(K), slo_ms=slo_ms, service=service)
     runs = tuple((c, 1.0, float(a_star)) for c in contenders)
-    loads = s.loads if loads is None else tuple(float(x) for x in loads)
+    loads = _loads(loads, s.loads)
     points = [dict(workload=w, load=float(r), slo_ms=float(slo_ms), n=s.n, workers=int(K),
                    profile=str(profile), runs=runs, interval_s=s.twitter_interval_s, scale=scale,
                    seed=point_seed(seed, WORKLOADS.index(w), r, slo_ms, k),
@@ -479,7 +492,7 @@ def frontier(scale: str = "default", seed: int = 0, *, workloads: Sequence[str] 
             # a planned SLO below every model's batch-1 latency is no plan at all
             runs += [(c, f, np.nan) for f in s.slo_factors
                      if f * slo_ms >= zoo.latency_ms[zoo.fastest, 0]]
-    loads = s.frontier_loads if loads is None else tuple(float(x) for x in loads)
+    loads = _loads(loads, s.frontier_loads)
     points = [dict(workload=w, load=float(r), slo_ms=float(slo_ms), n=s.n, workers=int(K),
                    profile=str(profile), runs=tuple(runs), interval_s=s.twitter_interval_s, scale=scale,
                    seed=point_seed(seed, 10 + WORKLOADS.index(w), r, slo_ms, k))

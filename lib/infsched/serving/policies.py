@@ -259,22 +259,23 @@ def must_drop(code, slack, lat, fastest):
 
 @njit(cache=True)
 def select(code, slack, qlen, lat, by_accuracy, fixed_model, cap, fastest, grid, pmodel, pbatch,
-           fallback):
+           fallback, p):
     """(model, batch size) for a free worker whose queue holds ``qlen`` queries, the head
     having ``slack`` ms to its deadline (after :func:`must_drop`, so the fastest model at
     batch 1 fits it for the deadline-aware codes). ``by_accuracy`` lists the models from the
-    most to the least accurate. RAMSIS reads ``pmodel[n, j]`` and ``pbatch[n, j]`` with ``j``
+    most to the least accurate. RAMSIS reads ``pmodel[p, n, j]`` and ``pbatch[p, n, j]`` (``p``
+    the load level in force) with ``j``
     the grid cell holding the slack (``grid[j] <= slack < grid[j+1]``, 0 below ``grid[1]``)."""
     top = min(qlen, cap)
     if code == SELECT_FIXED:
         return fixed_model, top
     if code == SELECT_RAMSIS:
-        if qlen > pmodel.shape[0] - 1:
+        if qlen > pmodel.shape[1] - 1:
             return fallback, top
         j = np.searchsorted(grid, slack, side="right") - 1
         if j < 0:
             j = 0
-        return pmodel[qlen, j], min(pbatch[qlen, j], cap)
+        return pmodel[p, qlen, j], min(pbatch[p, qlen, j], cap)
     b = 1
     if code == SELECT_BATCH_GREEDY:
         # queues are FIFO and every query has the same SLO, so the head has the least slack:
