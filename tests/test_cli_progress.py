@@ -194,3 +194,20 @@ def test_sweep_puts_the_chapters_cost_beside_its_share(monkeypatch, capsys):
     # a bad grid is still one line, and nothing is estimated before it
     assert main(["sweep", "tad", "-e", "fig55", "--scale", "default"]) == 2
     assert capsys.readouterr().err.startswith("infsched: error: experiment = 'fig55'")
+
+
+def test_the_measured_costs_are_the_readmes():
+    """The estimates quote the README's time table: when it is re-measured, update
+    ``infsched.limits.DEFAULT_CPU_S`` (this test says which row differs)."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    names = {"TAD": "tad", "RAMSIS": "ramsis", "KV-cache": "kvcache", "KAIROS": "kairos",
+             "Shepherd": "shepherd", "Measuring your own hardware": "profiling",
+             "Head to head (measured separately)": "headtohead"}
+    found = {}
+    for row in re.findall(r"^\| ([^|]+?) \| (\d+) \|", readme, re.M):
+        if row[0] in names:
+            found[names[row[0]]] = float(row[1])
+    assert found == limits.DEFAULT_CPU_S
