@@ -59,3 +59,16 @@ def test_what_is_wrong_with_a_profile_is_said(files):
                    ("fractional", "must be a whole number")):
         with pytest.raises(ConfigError, match=why):
             ex.use_profile(str(files / f"{f}.csv"))
+
+
+def test_a_solve_that_would_take_hours_says_so_before_it_starts(monkeypatch):
+    """Where the memory limit allows it (here raised to 100 TiB), 3.2e8 states are warned with
+    the estimate before anything is allocated (the warning made an error here)."""
+    import warnings
+
+    monkeypatch.setenv("INFSCHED_MEMORY_LIMIT", "100T")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(RuntimeWarning, match=r"solving the worker MDP's 3.2e\+08 states \(d = 10000000, "
+                                                 r"workers = 60\) will take about .* on one core"):
+            slack_grid(ex.get_profile("image"), MDPConfig(150.0, 60, 100.0, d=10**7))

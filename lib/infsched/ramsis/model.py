@@ -101,6 +101,16 @@ def check_mdp_memory(cfg: MDPConfig, n_models: int, n_grid: int, name: str = "d"
                      f"states with a phase law of 8 bytes per worker each")
     check_memory(name, getattr(cfg, name, n_grid), states * per_state,
                  f"the worker MDP's {states:.3g} states")
+    from infsched.limits import warn_long
+
+    warn_long(f"solving the worker MDP's {states:.3g} states ({name} = {getattr(cfg, name, n_grid)!r}, "
+              f"workers = {cfg.workers})", states * SECONDS_PER_STATE)
+
+
+#: seconds of one core per state of the worker MDP's solve, on the fast side of what was measured
+#: here (0.29-0.37 ms a state for the 9 image models at D = 100-800, maximal batching; 1-7 ms with
+#: variable batching), so that the time a long solve is announced to take is a lower bound
+SECONDS_PER_STATE = 1e-4
 
 
 def capacity_qps(profile, workers: int, slo_ms: float | None = None, n_max: int = 32) -> float:
