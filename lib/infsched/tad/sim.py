@@ -661,7 +661,7 @@ def _run_chain(ubuf,
             if code == _R_JIQ or code == _RANDOM:
                 # the class from the arrival's residual x/(nλ); its own residual is kept in x
                 # v = x/(nλ) (grid coarse·R/nλ) unless that is too coarse
-                if coarse * R * inv_lam <= MAX_COARSEN:
+                if coarse * R * inv_lam <= MAX_COARSEN and x < lam_tot:
                     v = x * inv_lam
                 else:
                     v = ubuf[iu]
@@ -801,7 +801,7 @@ def _run_chain(ubuf,
                     R += mu[k] * (sizes[k] - stn[k])
                     cr[k] = R
             c2 = coarse * R * inv_lam
-            if c2 <= MAX_COARSEN:
+            if c2 <= MAX_COARSEN and x < lam_tot:   # (not an arrival forced by N = 0)
                 u = x * inv_lam
                 coarse = c2
                 continue
