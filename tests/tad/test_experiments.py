@@ -79,3 +79,14 @@ def test_fig1_claims():
     assert ex.fig1_latency_ratio(df).round(2).tolist() == [4.6, 1.3]
     df.loc[(df.policy == "jiq-accurate") & (df.rho == 0.8), "latency"] = 0.95
     assert not ex.claims_fig1(df)["jiq_accurate_high_latency"]
+
+
+def test_fig5_without_a_crossing_is_said_not_crashed():
+    """At a* = 95 the stability tolerance never falls below 5 % for ρ < 1: the claim is marked
+    as having no crossing (the chapter ran into NaN at its verdict cell before)."""
+    from infsched.report import NotReproducible
+
+    c = ex.claims_fig5(ex.fig5_crossings(95.0))
+    assert isinstance(c["rho_st5"], NotReproducible) and "no crossing" in c["rho_st5"].reason
+    assert 0 < c["rho_w5"] < 1
+    assert ex.claims_fig5(ex.fig5_crossings(76.0)) == {"rho_w5": 0.55, "rho_st5": 0.885}
