@@ -164,7 +164,11 @@ def test_failed_run_keeps_only_the_notebook_with_the_traceback(book, tmp_path):
     (book / "bad.md").write_text(chapter("Bad", 'raise ValueError("no")'))
     with pytest.raises(ChapterFailed, match="partly executed notebook"):
         run_chapter("bad", {}, scale="smoke", out_dir=tmp_path / "cell")
-    assert sorted(p.name for p in (tmp_path / "cell").iterdir()) == ["bad.ipynb"]
+    kept = {p.name for p in (tmp_path / "cell").iterdir()}
+    # kernel.log stays only if the kernel wrote to its stderr, which a busy machine can make it
+    # do (a slow-heartbeat warning): it is the log, kept by design, not an empty leftover
+    assert kept - {"kernel.log"} == {"bad.ipynb"}
+    assert "kernel.log" not in kept or (tmp_path / "cell" / "kernel.log").stat().st_size > 0
     with pytest.raises(Exception):
         run_chapter("bad", {}, scale="smoke", out_dir=tmp_path / "kernel", kernel="no-such-kernel")
     assert not (tmp_path / "kernel").exists()
