@@ -151,6 +151,7 @@ def measure(name: str, fn, grid, cost, cluster=None) -> dict:
            "worker_startup_cpu_s": workers["first"].tolist(),
            "worker_points_cpu_s": workers["points"].tolist(),
            "cpu_efficiency": sum(cpu) / (PROCESSES * worker_cpu.max()),
+           "cpu_efficiency_warm": sum(cpu) / (PROCESSES * (workers["last"] - workers["first"]).max()),
            "wall_efficiency": sum(wall) / (PROCESSES * par),
            "schedule_efficiency": list_schedule_efficiency(cpu, chapter, PROCESSES),
            "schedule_efficiency_lpt": list_schedule_efficiency(
@@ -204,20 +205,24 @@ def print_table(result: dict) -> None:
     P = result["processes"]
     print(f"{P} processes on {result['cores']} cores")
     print(f"{'grid':<17} {'scale':<8} {'points':>6} {'CPU s':>7} {'longest':>7} {'sched.':>6} "
-          f"{'LPT':>5} {'no cost':>7} {'start-up':>8} {'CPU eff.':>8} {'wall eff.':>9} {'load':>5}")
+          f"{'LPT':>5} {'no cost':>7} {'start-up':>8} {'CPU eff.':>8} {'warm':>5} {'wall eff.':>9} "
+          f"{'load':>5}")
     for r in result["rows"]:
         st = max(r.get("worker_startup_cpu_s") or [float("nan")])
         print(f"{r['grid']:<17} {r.get('scale', ''):<8} {r['points']:>6} {r['points_cpu_s']:>7.1f} "
               f"{r['longest_point_cpu_s']:>7.1f} {r['schedule_efficiency']:>6.0%} "
               f"{r['schedule_efficiency_lpt']:>5.0%} {r['schedule_efficiency_grid_order']:>7.0%} "
               f"{st:>8.1f} {r.get('cpu_efficiency', float('nan')):>8.0%} "
+              f"{r.get('cpu_efficiency_warm', float('nan')):>5.0%} "
               f"{r['wall_efficiency']:>9.0%} {r['load_avg_1min']:>5.1f}")
     print("sched.: Σ CPU / (P × makespan) of the measured per-point CPU times in the chapter's "
           "order (longest first by its cost, else grid order), i.e. what the order allows; LPT: "
           "ordered by measured time; no cost: grid order. CPU eff.: Σ serial CPU of the points / "
           "(P × the busiest fresh worker's CPU from its start to its last point): the parallel "
           "run as it happened, start-up (seconds of CPU per worker shown) and per-point overhead "
-          "included, the machine's other users excluded. wall eff.: Σ serial point wall / "
+          "included, the machine's other users excluded; warm: the same from each worker's first "
+          "point on (workers already started, as for a chapter's later sweeps). wall eff.: Σ serial "
+          "point wall / "
           "(P × parallel wall), on this machine now; with other users' work on the cores (load: "
           "1-minute load average) it measures their share, not the sweep")
     print(f"goal: ≥ {GOAL_EFFICIENCY:.0%} on every chapter's largest sweep")
