@@ -1,6 +1,6 @@
 """The compiled event loop of the neutral serving simulator (issue 23, spec headtohead §1).
 
-One loop serves every policy: queries arrive in time order; a free worker asks the policy
+One loop serves every policy but FLEX: queries arrive in time order; a free worker asks the policy
 (:mod:`.policies`) which head queries to drop and which (model, batch) to start; a batch on model
 ``m`` of ``b`` queries holds its worker for ``l(m, b)`` times a multiplier drawn in advance.
 Workers' completions sit in a binary heap (:mod:`infsched.des`), so an event costs ``O(log K)``
@@ -10,9 +10,10 @@ plus the routing rule's own cost. Queues are FIFO linked lists through one ``nxt
 Ties: a completion at the same instant as an arrival is handled first, so the arrival sees the
 freed worker (the simpy reference does the same).
 
-FLEX (``SELECT_FLEX``; Shepherd Algorithms 1-2, spec shepherd §2.2) keeps its central queue in an
-array instead (BATCHGEN takes a window from the middle, and a preemption puts queries back), and
-follows Shepherd's event rules: all queries arriving at one instant form one arrival event; an
+FLEX (``SELECT_FLEX``; Shepherd Algorithms 1-2, spec shepherd §2.2) runs its own event loop
+(:func:`run_flex`, same inputs, outputs and tie rules): its central queue is an array
+(BATCHGEN takes a window from the middle, and a preemption puts queries back), and it follows
+Shepherd's event rules: all queries arriving at one instant form one arrival event; an
 arrival lets idle workers (by index) start BATCHGEN and, with ``PREEMPT_FLEX``, preempts the
 first busy worker (ascending ``|B_c|``, then index) whose BATCHGEN over the queue and its running
 batch reaches ``λ |B_c|``; the running batch stops (its work is wasted), its queries not in the
@@ -31,7 +32,7 @@ from .policies import (PREEMPT_FLEX, QUEUE_CENTRAL, ROUTE_RJIQ, ROUTE_ROUND_ROBI
                        flex_candidate, flex_split, must_drop, route, route_rjiq, route_tad,
                        route_tadop, select)
 
-__all__ = ["run"]
+__all__ = ["run", "run_flex"]
 
 
 @njit(cache=True)
@@ -48,6 +49,19 @@ def _multiplier(service, svc, k, spread, levels, m, b):
             j += 1
         return q[j] + (q[j + 1] - q[j]) * (u - levels[j]) / (levels[j + 1] - levels[j])
     return 1.0
+
+
+@njit(cache=True)
+def _level(plan_loads, arr, mlo, i, now, window):
+    """The load monitor: the rate of the arrivals ``arr[mlo:i]`` in ``(now - window, now]``
+    (queries/s) and the lowest planned level at or above it (the last above them all).
+    Returns (level, the monitor's new ``mlo``)."""
+    while mlo < i and arr[mlo] <= now - window:
+        mlo += 1
+    p = np.searchsorted(plan_loads, (i - mlo) / (window / 1000.0))
+    if p >= plan_loads.size:
+        p = plan_loads.size - 1
+    return p, mlo
 
 
 @njit(cache=True)
@@ -183,82 +197,127 @@ def _flex_start(v, V, ist, preempt, now, fq, fh, fe, gmem, gsize, tmp, back, arr
 
 
 @njit(cache=True)
-def _flex_arrival(i, n, arr, fq, fh, fe, K, busy, cidle, worker_class, n_idle, preempt, lam, cap,
-                  gmem, gsize, tmp, back, cand, slo, lrow, mf, start, finish, model, bsize, wstat,
-                  service, svc, nb, spread, levels, ht, hs, hsize):
-    """One FLEX arrival event at ``arr[i]`` (Algorithm 1 lines 9-19): every query arriving at
-    this instant joins the queue; idle workers, by index, start BATCHGEN; with ``PREEMPT_FLEX``
-    the busy workers (those busy when the pass began), by ascending ``|B_c|`` then index, are
-    offered BATCHGEN over the queue and their running batch, and the first whose batch reaches
-    ``λ |B_c|`` is preempted and the pass re-run (at most ``K`` re-runs).
-    Returns (i, queue head, queue end, idle workers, batches, heap size)."""
-    now = arr[i]
+def run_flex(arr, slo, lat, K, mf, cap, service, svc, spread, levels, preempt, lam,
+              start, finish, model, bsize, wstat):
+    """FLEX's event loop (Shepherd Algorithms 1-2, spec shepherd §2.2) on model ``mf``: the
+    central queue is an array ``fq[fh:fe]`` of query indices in deadline order, each worker's
+    running batch ``gmem[w, :gsize[w]]``. A completion frees its worker, which starts BATCHGEN;
+    an arrival event (every query arriving at one instant) lets idle workers, by index, start
+    BATCHGEN and, with ``PREEMPT_FLEX``, offers the workers busy when the pass began, by
+    ascending ``|B_c|`` then index, BATCHGEN over the queue and their running batch: the first
+    whose batch reaches ``λ |B_c|`` is preempted and the pass re-runs (at most ``K`` times).
+    ``wstat[w]`` (K, 3) receives per worker the queries of its completed batches, the queries of
+    its preempted batches and its number of preemptions. Returns the number of batches started
+    (preempted ones included)."""
+    n = arr.size
+    busy = np.zeros(K, np.bool_)
+    n_idle = K
+    ht = np.empty(K, np.float64)
+    hs = np.empty(K, np.int64)
+    hsize = 0
+    nb = 0
+    i = 0
+    fq = np.empty(n, np.int64)
+    fh = 0
+    fe = 0
+    gmem = np.empty((K, cap), np.int64)
+    gsize = np.zeros(K, np.int64)
+    tmp = np.empty(cap, np.int64)
+    back = np.empty(cap, np.int64)
+    cand = np.empty(K, np.int64)
+    lrow = lat[mf]
     l1 = lrow[0]
-    while i < n and arr[i] == now:
-        fq[fe] = i
-        fe += 1
-        i += 1
-    rerun = 0
-    while True:
-        nc_ = 0  # the busy workers at the start of the pass: preemption candidates
-        if preempt == PREEMPT_FLEX:
-            for v in range(K):
-                if busy[v]:
-                    cand[nc_] = v
-                    nc_ += 1
-        if n_idle > 0:  # idle workers, by index, start BATCHGEN
+    while i < n or hsize > 0:
+        if hsize > 0 and (i >= n or ht[0] <= arr[i]):
+            # completion (Algorithm 1 lines 4-8): the freed worker starts BATCHGEN
+            now = ht[0]
+            w = hs[0]
+            hsize = heap_pop(ht, hs, hsize)
+            wstat[w, 0] += gsize[w]
+            gsize[w] = 0
+            busy[w] = False
+            n_idle += 1
             fh = _flex_drop(fq, fh, fe, arr, slo, l1, now, start, finish, model)
-            for v in range(K):
-                if busy[v]:
-                    continue
-                V, ist = flex_candidate(fq, fh, fe - fh, tmp, 0, arr, slo, lrow, now, cap)
-                if V == 0:
-                    break
-                fh, nb, hsize = _flex_start(v, V, ist, False, now, fq, fh, fe, gmem, gsize, tmp,
+            V, ist = flex_candidate(fq, fh, fe - fh, tmp, 0, arr, slo, lrow, now, cap)
+            if V > 0:
+                fh, nb, hsize = _flex_start(w, V, ist, False, now, fq, fh, fe, gmem, gsize, tmp,
                                             back, arr, slo, lrow, mf, start, finish, model, bsize,
                                             wstat, service, svc, nb, spread, levels, ht, hs, hsize)
-                busy[v] = True
+                busy[w] = True
                 n_idle -= 1
-                cidle[worker_class[v]] -= 1
-        if nc_ == 0:
-            break
-        # a batch from the queue and B_c has at most ub + |B_c| queries (and cap): only workers
-        # with λ|B_c| <= min(cap, ub + |B_c|) can be preempted (exact pruning)
-        fh = _flex_drop(fq, fh, fe, arr, slo, l1, now, start, finish, model)
-        ub, _ = flex_candidate(fq, fh, fe - fh, tmp, 0, arr, slo, lrow, now, cap)
-        m_ = 0
-        for c in range(nc_):
-            v = cand[c]
-            kc = gsize[v]
-            if lam * kc <= cap and lam * kc <= ub + kc:
-                p = m_  # insertion by (|B_c|, index): the visiting order
-                while p > 0 and gsize[cand[p - 1]] > kc:
-                    cand[p] = cand[p - 1]
-                    p -= 1
-                cand[p] = v
-                m_ += 1
-        restart = False
-        for c in range(m_):
-            v = cand[c]
-            kc = gsize[v]
-            V, ist = flex_candidate(fq, fh, fe - fh, gmem[v], kc, arr, slo, lrow, now, cap)
-            if V > 0 and V >= lam * kc:  # the preemption rule (Algorithm 1 line 16)
-                fh, nb, hsize = _flex_start(v, V, ist, True, now, fq, fh, fe, gmem, gsize, tmp,
-                                            back, arr, slo, lrow, mf, start, finish, model, bsize,
-                                            wstat, service, svc, nb, spread, levels, ht, hs, hsize)
-                restart = True
+            continue
+        # arrival event (Algorithm 1 lines 9-19)
+        now = arr[i]
+        while i < n and arr[i] == now:
+            fq[fe] = i
+            fe += 1
+            i += 1
+        rerun = 0
+        while True:
+            nc_ = 0  # the busy workers at the start of the pass: preemption candidates
+            if preempt == PREEMPT_FLEX:
+                for v in range(K):
+                    if busy[v]:
+                        cand[nc_] = v
+                        nc_ += 1
+            if n_idle > 0:  # idle workers, by index, start BATCHGEN
+                fh = _flex_drop(fq, fh, fe, arr, slo, l1, now, start, finish, model)
+                for v in range(K):
+                    if busy[v]:
+                        continue
+                    V, ist = flex_candidate(fq, fh, fe - fh, tmp, 0, arr, slo, lrow, now, cap)
+                    if V == 0:
+                        break
+                    fh, nb, hsize = _flex_start(v, V, ist, False, now, fq, fh, fe, gmem, gsize,
+                                                tmp, back, arr, slo, lrow, mf, start, finish, model,
+                                                bsize, wstat, service, svc, nb, spread, levels, ht,
+                                                hs, hsize)
+                    busy[v] = True
+                    n_idle -= 1
+            if nc_ == 0:
                 break
-        if not restart or rerun == K:
-            break
-        rerun += 1
-    return i, fh, fe, n_idle, nb, hsize
+            # a batch from the queue and B_c has at most ub + |B_c| queries (and cap): only
+            # workers with λ|B_c| <= min(cap, ub + |B_c|) can be preempted (exact pruning)
+            fh = _flex_drop(fq, fh, fe, arr, slo, l1, now, start, finish, model)
+            ub, _ = flex_candidate(fq, fh, fe - fh, tmp, 0, arr, slo, lrow, now, cap)
+            m_ = 0
+            for c in range(nc_):
+                v = cand[c]
+                kc = gsize[v]
+                if lam * kc <= cap and lam * kc <= ub + kc:
+                    p = m_  # insertion by (|B_c|, index): the visiting order
+                    while p > 0 and gsize[cand[p - 1]] > kc:
+                        cand[p] = cand[p - 1]
+                        p -= 1
+                    cand[p] = v
+                    m_ += 1
+            restart = False
+            for c in range(m_):
+                v = cand[c]
+                kc = gsize[v]
+                V, ist = flex_candidate(fq, fh, fe - fh, gmem[v], kc, arr, slo, lrow, now, cap)
+                if V > 0 and V >= lam * kc:  # the preemption rule (Algorithm 1 line 16)
+                    fh, nb, hsize = _flex_start(v, V, ist, True, now, fq, fh, fe, gmem, gsize,
+                                                tmp, back, arr, slo, lrow, mf, start, finish, model,
+                                                bsize, wstat, service, svc, nb, spread, levels, ht,
+                                                hs, hsize)
+                    restart = True
+                    break
+            if not restart or rerun == K:
+                break
+            rerun += 1
+    for p in range(fh, fe):  # (none is left: a queue that no batch can use is dropped)
+        j = fq[p]
+        finish[j] = np.nan
+        model[j] = -1
+    return nb
 
 
 @njit(cache=True)
 def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, worker_model, cap,
         service, svc, spread, levels, u_route, worker_class, cls_start, cls_members, d, tup, cum_p,
-        grid, pmodel, pbatch, fallback, start, finish, model, bsize, preempt, lam, wstat,
-        plan_loads, plan_model, plan_cap, window):
+        grid, pmodel, pbatch, fallback, start, finish, model, bsize, plan_loads, plan_model,
+        plan_cap, window):
     """Simulate ``arr.size`` queries (arrival times ``arr`` in ms, sorted) on ``K`` workers.
 
     ``worker_model[w]`` is the model a fixed-model policy runs on worker ``w``; the class arrays
@@ -267,10 +326,9 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
     ``grid``, ``pmodel``, ``pbatch``, ``fallback`` RAMSIS's policy (see
     :meth:`.config.ServingConfig.layout`). Fills, per query: ``start`` (batch start, or drop
     time), ``finish`` (NaN if dropped), ``model`` (-1 if dropped) and ``bsize`` (its batch's
-    size). ``preempt`` and ``lam`` are FLEX's preemption code and threshold; ``wstat[w]``
-    (K, 3) receives per worker the queries of its completed batches, the queries of its
-    preempted batches and its number of preemptions (FLEX only). ``plan_loads`` (P,) are the
-    load levels (queries/s) a re-planning policy planned for (empty: none): at each decision the
+    size). ``plan_loads`` (P,) are the
+    load levels (queries/s) a re-planning policy planned for (None: none; a separate
+    compilation, so the other policies pay nothing for the monitor): at each decision the
     arrivals of the last ``window`` ms give the rate estimate, and level ``p`` is the lowest at or
     above it (the last above them all); RAMSIS then reads ``pmodel[p]``, ``pbatch[p]`` (its
     policies are (P, N+1, J)), a fixed-model policy ``plan_model[p]`` with cap ``plan_cap[p]``.
@@ -298,43 +356,17 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
     hsize = 0
     nb = 0
     i = 0
-    # FLEX: the central queue fq[fh:fe] (query indices, sorted) and each worker's running batch
-    # gmem[w, :gsize[w]]
-    flex = select_code == SELECT_FLEX
-    fq = np.empty(n if flex else 0, np.int64)
-    fh = 0
-    fe = 0
-    gmem = np.empty((K if flex else 0, cap), np.int64)
-    gsize = np.zeros(K, np.int64)
-    tmp = np.empty(cap, np.int64)
-    back = np.empty(cap, np.int64)
-    cand = np.empty(K, np.int64)
-    mf = worker_model[0]
-    lrow = lat[mf]
-    l1 = lrow[0]
-    P = plan_loads.size
     mlo = 0  # the load monitor: arrivals arr[mlo:i] arrived in (now - window, now]
-    per_s = window / 1000.0
     while i < n or hsize > 0:
         if hsize > 0 and (i >= n or ht[0] <= arr[i]):
             now = ht[0]
             w = hs[0]
             hsize = heap_pop(ht, hs, hsize)
-            if flex:
-                wstat[w, 0] += gsize[w]
-                gsize[w] = 0
             busy[w] = False
             n_idle += 1
             cidle[worker_class[w]] += 1
             load[w] -= inserv[w]
             inserv[w] = 0
-        elif flex:  # one arrival event (all queries arriving at this instant)
-            now = arr[i]
-            i, fh, fe, n_idle, nb, hsize = _flex_arrival(
-                i, n, arr, fq, fh, fe, K, busy, cidle, worker_class, n_idle, preempt, lam, cap,
-                gmem, gsize, tmp, back, cand, slo, lrow, mf, start, finish, model, bsize, wstat,
-                service, svc, nb, spread, levels, ht, hs, hsize)
-            continue
         else:
             now = arr[i]
             if central:
@@ -373,17 +405,6 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
             i += 1
             if w < 0 or busy[w]:
                 continue
-        if flex:  # Algorithm 1 lines 4-8: the freed worker starts BATCHGEN
-            fh = _flex_drop(fq, fh, fe, arr, slo, l1, now, start, finish, model)
-            V, ist = flex_candidate(fq, fh, fe - fh, tmp, 0, arr, slo, lrow, now, cap)
-            if V > 0:
-                fh, nb, hsize = _flex_start(w, V, ist, False, now, fq, fh, fe, gmem, gsize, tmp,
-                                            back, arr, slo, lrow, mf, start, finish, model, bsize,
-                                            wstat, service, svc, nb, spread, levels, ht, hs, hsize)
-                busy[w] = True
-                n_idle -= 1
-                cidle[worker_class[w]] -= 1
-            continue
         # worker w is free at `now`: let the policy drop and start a batch from its queue
         q = K if central else w
         while qlen[q] > 0 and must_drop(select_code, slo - (now - arr[qhead[q]]), lat, fastest):
@@ -400,12 +421,8 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
         p = 0
         fixed = worker_model[w]
         wcap = cap
-        if P > 0:  # re-planning: the level of the rate estimate (RAMSIS paper §6)
-            while mlo < i and arr[mlo] <= now - window:
-                mlo += 1
-            p = np.searchsorted(plan_loads, (i - mlo) / per_s)
-            if p >= P:
-                p = P - 1
+        if plan_loads is not None:  # re-planning: the level of the rate estimate (RAMSIS §6)
+            p, mlo = _level(plan_loads, arr, mlo, i, now, window)
             if plan_model.size > 0:
                 fixed = plan_model[p]
                 wcap = plan_cap[p]
@@ -426,8 +443,4 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
         cidle[worker_class[w]] -= 1
         inserv[w] = b
         hsize = heap_push(ht, hs, hsize, end, w)
-    for p in range(fh, fe):  # (FLEX leaves none: a queue that no batch can use is dropped)
-        j = fq[p]
-        finish[j] = np.nan
-        model[j] = -1
     return nb, delta, min_delta

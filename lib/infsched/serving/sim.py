@@ -19,7 +19,8 @@ from ..profiles import QUANTILE_LEVELS
 from ..workload import poisson_arrivals
 from . import engine
 from .config import ServingConfig
-from .policies import QUEUES, ROUTINGS, ROUTE_LEAST_LOADED, SERVICES, SERVICE_DETERMINISTIC
+from .policies import (FLEX_FAMILY, QUEUES, ROUTINGS, ROUTE_LEAST_LOADED, SERVICES,
+                       SERVICE_DETERMINISTIC)
 
 __all__ = ["Result", "simulate", "draws"]
 
@@ -154,14 +155,20 @@ def simulate(config: ServingConfig, n: int = 100_000, *, rate_qps: float | None 
     by_acc = np.argsort(-zoo.accuracy, kind="stable").astype(np.int64)
     lay = config.layout()
     wstat = np.zeros((config.workers, 3), np.int64)
-    nb, delta, min_delta = engine.run(
-        arr, config.slo_ms, zoo.latency_ms, by_acc, zoo.fastest, config.workers,
-        QUEUES[config.queue], ROUTINGS[config.routing], config.spec.select, lay["worker_model"],
-        config.max_batch, SERVICES[config.service], svc, spread, np.asarray(QUANTILE_LEVELS), u,
-        lay["worker_class"], lay["cls_start"], lay["cls_members"], lay["d"], lay["tup"], lay["cum_p"],
-        lay["grid"], lay["pmodel"], lay["pbatch"], int(lay["fallback"]), start, finish, model, bsize,
-        config.spec.preempt, float(config.lam or 0.0), wstat, lay["plan_loads"], lay["plan_model"],
-        lay["plan_cap"], float(config.monitor_window_ms))
+    if config.policy in FLEX_FAMILY:  # FLEX's own event loop (it preempts)
+        nb, delta, min_delta = engine.run_flex(
+            arr, config.slo_ms, zoo.latency_ms, config.workers, config.model_index, config.max_batch,
+            SERVICES[config.service], svc, spread, np.asarray(QUANTILE_LEVELS), config.spec.preempt,
+            float(config.lam), start, finish, model, bsize, wstat), 0, 0
+    else:
+        nb, delta, min_delta = engine.run(
+            arr, config.slo_ms, zoo.latency_ms, by_acc, zoo.fastest, config.workers,
+            QUEUES[config.queue], ROUTINGS[config.routing], config.spec.select, lay["worker_model"],
+            config.max_batch, SERVICES[config.service], svc, spread, np.asarray(QUANTILE_LEVELS), u,
+            lay["worker_class"], lay["cls_start"], lay["cls_members"], lay["d"], lay["tup"], lay["cum_p"],
+            lay["grid"], lay["pmodel"], lay["pbatch"], int(lay["fallback"]), start, finish, model, bsize,
+            lay["plan_loads"] if lay["plan_loads"].size else None, lay["plan_model"], lay["plan_cap"],
+            float(config.monitor_window_ms))
     scale = float(lay["scale"])
     return Result(config, arr, start, finish, model, bsize, int(nb), int(delta) / scale,
                   int(min_delta) / scale, wstat)
