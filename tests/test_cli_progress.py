@@ -56,7 +56,7 @@ def _fake_execute(info, params, kernel, timeout, scale, out, figures, out_nb, pr
      "infsched: kairos at default scale: about 87 s (87 CPU s measured at default scale with the "
      "default parameters"),
     (["run", "headtohead", "--scale", "paper"],
-     "infsched: headtohead at paper scale: about 17 min to 2.1 hours (derived from the scale "
+     "infsched: headtohead at paper scale: about 19 min to 2.2 hours (derived from the scale "
      "settings, not measured"),
 ])
 def test_run_says_how_long_before_the_kernel_starts(argv, first, tmp_path, monkeypatch, capsys):
