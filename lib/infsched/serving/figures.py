@@ -47,6 +47,24 @@ STYLES = {
 }
 
 
+#: the range each metric can take: a drawn interval is clipped to it (two seeds' t interval can
+#: reach a negative goodput; the mean it brackets cannot)
+RANGES = {
+    "attainment": (0.0, 1.0), "accuracy_served": (0.0, 100.0), "accuracy_per_arrival": (0.0, 100.0),
+    "goodput_qps": (0.0, np.inf), "mean_latency_ms": (0.0, np.inf), "p99_latency_ms": (0.0, np.inf),
+}
+
+
+def _plain_log(axis) -> None:
+    """Log scale with ticks at 1, 2 and 5 per decade, written as plain numbers (matplotlib's
+    default labels every minor tick as 3×10¹, 4×10¹, ..., and they overlap)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def _style(contender: str) -> dict:
     st = STYLES.get(contender)
     return (st or plotting.policy_style(LABELS[contender])).kw
@@ -54,8 +72,8 @@ def _style(contender: str) -> dict:
 
 def metric_vs_load(summary: pd.DataFrame, metric: str, axes: Sequence, workloads: Sequence[str],
                    log: bool = False, slo_ms: float | None = None) -> None:
-    """One panel per workload: ``metric`` (mean and CI over seeds) against load, per contender.
-    Goodput panels show the offered load (every query on time) as a thin line; p99 panels the
+    """One panel per workload: ``metric`` (mean and CI over seeds) against load, per contender;
+    each interval is drawn clipped to the metric's range (:data:`RANGES`). Goodput panels show the offered load (every query on time) as a thin line; p99 panels the
     SLO when given."""
     for ax, wl in zip(axes, workloads):
         g = summary[summary["workload"] == wl]
@@ -63,7 +81,11 @@ def metric_vs_load(summary: pd.DataFrame, metric: str, axes: Sequence, workloads
             gc = gc.sort_values("load")
             y = gc[metric].to_numpy(float)
             hw = gc.get(f"{metric}_halfwidth", pd.Series(np.zeros(len(gc)))).to_numpy(float)
-            ax.errorbar(gc["load"], y, yerr=np.where(np.isfinite(hw), hw, 0), label=LABELS[c],
+            hw = np.where(np.isfinite(hw), hw, 0.0)
+            lo, hi = RANGES.get(metric, (-np.inf, np.inf))
+            yerr = np.vstack([np.clip(np.minimum(hw, y - lo), 0, None),
+                              np.clip(np.minimum(hw, hi - y), 0, None)])
+            ax.errorbar(gc["load"], y, yerr=np.nan_to_num(yerr), label=LABELS[c],
                         capsize=2, markersize=4, **_style(c))
         if metric == "goodput_qps" and "rate_qps" in g.columns:
             off = g.groupby("load")["rate_qps"].mean()
@@ -73,6 +95,7 @@ def metric_vs_load(summary: pd.DataFrame, metric: str, axes: Sequence, workloads
             ax.axhline(slo_ms, color="black", linestyle=":", linewidth=0.8)
         if log:
             ax.set_yscale("log")
+            _plain_log(ax.yaxis)
         plotting.label_axes(ax, AXIS_LABELS["load"], AXIS_LABELS[metric], title=wl)
 
 
@@ -87,6 +110,7 @@ def frontier_plot(summary: pd.DataFrame, x: str, y: str, axes: Sequence,
             ax.plot(gc[x], gc[y], label=LABELS[c], markersize=5, linewidth=1, **_style(c))
         if log_x:
             ax.set_xscale("log")
+            _plain_log(ax.xaxis)
         plotting.label_axes(ax, AXIS_LABELS[x], AXIS_LABELS[y], title=f"{wl}, ρ = {load:g}")
 
 
@@ -102,5 +126,6 @@ def zoo_plot(zoo, slo_ms: float, ax) -> None:
             label="Pareto front")
     ax.axvline(slo_ms, color="black", linestyle=":", label=f"SLO {slo_ms:g} ms")
     ax.set_xscale("log")
+    _plain_log(ax.xaxis)
     ax.legend(fontsize=8)
     plotting.label_axes(ax, "latency at batch 1, l(m, 1) (ms)", "ImageNet top-1 accuracy (%)")
