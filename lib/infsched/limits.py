@@ -102,9 +102,9 @@ MEASURED_ON = "2026-11-25"
 
 #: at ``paper`` scale: (low, high) seconds of wall time on 2 processes, and what they rest on
 PAPER_S: dict[str, tuple[float, float, str]] = {
-    "tad": (30 * 60, 35 * 60,
-            "68 min measured with the previous engine, divided by the present engine's 2.0-2.6x "
-            "speed-up measured in benchmarks/bench_tad.py; not measured end to end"),
+    "tad": (31 * 60, 62 * 60,
+            "3,728 CPU s measured end to end with the jump-chain engine (README): at least 31 min "
+            "on 2 idle cores, 62 min on one"),
     "ramsis": (29 * 60, 33 * 60,
                "24 min measured before Table 2's 60-model cells were solved and Fig. 11 gained the "
                "60-model set, plus about 7 min estimated for those"),
