@@ -187,8 +187,8 @@ def test_sweep_puts_the_chapters_cost_beside_its_share(monkeypatch, capsys):
     assert main(["sweep", "tad", "-e", "fig5", "-p", "a_star=76,78", "--seeds", "0-2",
                  "--scale", "default"]) == 0
     err = capsys.readouterr().err
-    assert err.startswith("infsched: (the whole chapter) tad at default scale: about 62 s to 2.1 min "
-                          "(124 CPU s measured"), err
+    assert err.startswith("infsched: (the whole chapter) tad at default scale: about 68 s to 2.2 min "
+                          "(135 CPU s measured"), err
     assert err.rstrip().endswith("this sweep runs 1 of its 10 experiments x 2 parameter combination(s) "
                                  "x 3 seed(s)"), err
     # a bad grid is still one line, and nothing is estimated before it
