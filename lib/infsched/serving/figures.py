@@ -55,13 +55,23 @@ RANGES = {
 }
 
 
+def _short(v: float) -> str:
+    """20, 500, 1000, 20k, 1M: tick labels that stay short over six decades."""
+    if v >= 1e6:
+        return f"{v / 1e6:g}M"
+    return f"{v / 1e3:g}k" if v >= 1e4 else f"{v:g}"
+
+
 def _plain_log(axis) -> None:
-    """Log scale with ticks at 1, 2 and 5 per decade, written as plain numbers (matplotlib's
-    default labels every minor tick as 3×10¹, 4×10¹, ..., and they overlap)."""
+    """Log scale labelled in plain numbers (matplotlib's default labels every minor tick as
+    3×10¹, 4×10¹, ..., and they overlap): ticks at 1, 2 and 5 per decade over a narrow range,
+    one per decade over a wide one. Call it after the data are drawn."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    lo, hi = sorted(axis.get_view_interval())
+    wide = lo > 0 and np.log10(hi / lo) > 2.5
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0,) if wide else (1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: _short(v)))
     axis.set_minor_formatter(NullFormatter())
 
 
