@@ -12,7 +12,6 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from .errors import ConfigError, require
 
@@ -70,6 +69,7 @@ def mean_ci(x: Sequence[float] | np.ndarray, level: float = 0.95) -> CI:
     if n == 1:
         return CI(m, -np.inf, np.inf, np.inf, 1, level)
     sem = float(a.std(ddof=1)) / np.sqrt(n)
+    from scipy import stats  # here, not at the top: it costs a sweep worker ~1 s to import
     hw = float(stats.t.ppf(0.5 + level / 2, df=n - 1)) * sem
     return CI(m, m - hw, m + hw, hw, n, level)
 

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy import stats
 
 from infsched.errors import one_of, require
 from infsched.kairos.model import BATCHES
@@ -69,6 +68,8 @@ def _uniform_ints(lo: int, hi: int) -> np.ndarray:
 
 @lru_cache(maxsize=16)
 def _pmf(dist: BatchDist) -> np.ndarray:
+    from scipy import stats  # here, not at the top: it costs a sweep worker ~1 s to import
+
     if dist.kind == "gauss":
         edges = np.concatenate([[-np.inf], BATCHES[:-1].astype(float), [np.inf]])
         p = np.diff(stats.norm.cdf(edges, loc=dist.mu, scale=dist.sigma))

@@ -24,7 +24,6 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from infsched.errors import one_of, require
 from infsched.kairos import batches as batches_module, bound, matching, search, sim
@@ -666,6 +665,8 @@ def fig13(tables: dict[str, pd.DataFrame], pk: pd.DataFrame, top: int = 20) -> p
 
 
 def fig13_summary(tables: dict[str, pd.DataFrame], f13: pd.DataFrame) -> pd.DataFrame:
+    from scipy import stats  # here, not at the top: it costs a sweep worker ~1 s to import
+
     rows = []
     for m, t in tables.items():
         g = f13[f13["model"] == m]

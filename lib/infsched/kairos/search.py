@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from typing import Union
 
 import numpy as np
-from scipy import stats
 
 from infsched.errors import config_error, require
 from infsched.kairos.model import BASE, BUDGET_TOL, PRICES, homogeneous
@@ -386,6 +385,7 @@ def _gp_posterior(X: np.ndarray, y: np.ndarray, Xs: np.ndarray, length_scale: fl
 def _expected_improvement(mu: np.ndarray, sd: np.ndarray, best: float, xi: float) -> np.ndarray:
     """EI for maximisation with exploration margin ξ (as in ``bayes_opt``)."""
     z = (mu - best - xi) / sd
+    from scipy import stats  # here, not at the top: it costs a sweep worker ~1 s to import
     return (mu - best - xi) * stats.norm.cdf(z) + sd * stats.norm.pdf(z)
 
 

@@ -21,7 +21,6 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from infsched.errors import config_error, one_of, require
 from infsched.report import Measured, NotReproducible
@@ -476,6 +475,7 @@ def time_varying(figure: str, scale: str = "default", seed: int = 0, *, n: int |
                      accuracy=("accuracy", "mean")))
     phase_df["ratio_to_bound"] = phase_df["N_mean"] / phase_df["N_bound"]
     # 95 % half-width over independent runs (Student t); none from a single run
+    from scipy import stats  # here, not at the top: it costs a sweep worker ~1 s to import
     t95 = float(stats.t.ppf(0.975, s.tv_runs - 1)) if s.tv_runs > 1 else math.nan
     phase_df["ratio_ci"] = (t95 * phase_df.pop("N_sd") / math.sqrt(s.tv_runs)
                             / phase_df["N_bound"]).fillna(0.0)
