@@ -14,6 +14,10 @@ loop is checked against its engine, the benchmark asserts identical results on a
   completions with stale entries of preempted batches skipped.
 - :func:`ramsis_heapq`: the RAMSIS serving system (round robin over K workers, per-worker FIFO
   queues, the MDP policy looked up at every decision, p95 batch latencies, the load known).
+- :func:`kairos_heapq`: KAIROS's query distribution (Eqs. 4–8): a heap of completions, the
+  pending queries in a list, the cost matrix built in lists and solved by
+  ``scipy.optimize.linear_sum_assignment`` (the one numpy call in the loop: the assignment is
+  what a competent engineer would not write by hand).
 
 TAD's plain-Python loop is :func:`bench_tad.heapq_tad`; the KV-cache chapter's readable Python
 loop (``engine="python"``) already is such a loop (it is that engine's reference).
@@ -227,3 +231,69 @@ def ramsis_heapq(arrivals, slo, workers, lat, slope, model_tab, batch_tab, n_max
             lt = row[b] if b < len(row) else row[-1] + (b - len(row) + 1) * slope[m]
             heapq.heappush(heap, (t + lt, k, batch))
     return ok, resp / max(n, 1), batches
+
+
+# ============================================================================ KAIROS
+
+def kairos_heapq(arrival, pred, actual, typ, coef, qos: float, xi: float = 0.98):
+    """KAIROS (spec §2.1, Eqs. 4–8 with the paper's penalty, no early abort) on one
+    configuration; returns ``(start, finish, instance)`` per query.
+
+    ``pred[k][q]``, ``actual[k][q]``: predicted and actual service time of query q on type k
+    (ms); ``typ[j]``, ``coef[j]``: instance j's type and ``C_j``, instances ordered by type.
+    At every event with a pending query and an idle instance the first ``min(m, 2n)`` pending
+    queries are matched to all ``n`` instances, busy ones with their predicted remaining time;
+    only pairs with an idle instance start. Events as :mod:`infsched.kairos.sim`: one at a
+    time, a completion before an arrival at equal times, completions in instance order (the
+    heap's ``(time, instance)`` order).
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    N, n = len(arrival), len(typ)
+    lim, miss = xi * qos, 10.0 * qos
+    pred_j = [pred[k] for k in typ]            # per instance: its type's row
+    actual_j = [actual[k] for k in typ]
+    start, finish, where = [math.nan] * N, [math.nan] * N, [-1] * N
+    busy = [False] * n
+    pfin = [0.0] * n                           # predicted finish of the query in service
+    heap = []                                  # (finish, instance)
+    pending = []                               # FIFO
+    i = n_started = n_busy = 0
+    while n_started < N:
+        if heap and (i >= N or heap[0][0] <= arrival[i]):
+            t, j = heapq.heappop(heap)
+            busy[j] = False
+            n_busy -= 1
+        else:
+            t = arrival[i]
+            pending.append(i)
+            i += 1
+        if not pending or n_busy == n:
+            continue
+        window = pending[:2 * n]
+        r = [pfin[j] - t if busy[j] and pfin[j] > t else 0.0 for j in range(n)]
+        cost = []
+        for q in window:
+            W = t - arrival[q]
+            row = []
+            for j in range(n):
+                L = r[j] + pred_j[j][q]
+                row.append(coef[j] * (L if L + W <= lim else miss))
+            cost.append(row)
+        rows, cols = linear_sum_assignment(cost)
+        sent = set()
+        for a, j in zip(rows.tolist(), cols.tolist()):
+            if busy[j]:
+                continue                       # matched to a busy instance: stays queued
+            q = window[a]
+            f = t + actual_j[j][q]
+            start[q], finish[q], where[q] = t, f, j
+            busy[j] = True
+            n_busy += 1
+            pfin[j] = t + pred_j[j][q]
+            heapq.heappush(heap, (f, j))
+            sent.add(q)
+            n_started += 1
+        if sent:
+            pending = [q for q in pending if q not in sent]
+    return start, finish, where
