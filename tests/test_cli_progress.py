@@ -15,7 +15,8 @@ import pytest
 from chapter_header import HEADER
 from infsched import limits, runner
 from infsched.cli import RunProgress, main
-from infsched.sweep import _header, run_sweep
+from infsched.cache import _header
+from infsched.sweep import run_sweep
 
 SLOW = HEADER + '''
 # Slow
@@ -181,9 +182,9 @@ def test_a_sweep_says_how_long_from_the_times_of_cached_points(tmp_path, capsys)
 def test_sweep_puts_the_chapters_cost_beside_its_share(monkeypatch, capsys):
     import pandas as pd
 
-    import infsched.sweep as sweep
+    import infsched.chapters as chapters
 
-    monkeypatch.setattr(sweep, "sweep_chapter", lambda *a, **k: pd.DataFrame({"error": [None]}))
+    monkeypatch.setattr(chapters, "sweep_chapter", lambda *a, **k: pd.DataFrame({"error": [None]}))
     assert main(["sweep", "tad", "-e", "fig5", "-p", "a_star=76,78", "--seeds", "0-2",
                  "--scale", "default"]) == 0
     err = capsys.readouterr().err

@@ -10,7 +10,7 @@ import pytest
 
 from infsched.cli import main, parse_seeds, parse_values
 from infsched.errors import ConfigError
-from infsched.sweep import sweep_chapter
+from infsched.chapters import sweep_chapter
 from infsched.tad import experiments as tad
 
 ARGS = ["sweep", "tad", "-e", "fig5", "-p", "a_star=72,76", "-p", "n_rhos=5", "--scale", "smoke",
@@ -132,7 +132,7 @@ def test_sweep_on_a_local_cluster_equals_local(tmp_path, capsys):
 
 def test_results_that_are_not_one_table():
     """Experiments that return a dict of quantities, or of tables, still give tidy rows."""
-    from infsched.sweep import _as_table
+    from infsched.chapters import _as_table
 
     quantities = _as_table({"ex1": {"a": 1.0, "ok": True}, "ex2": {"b": 2.0}})
     assert list(quantities.columns) == ["key", "quantity", "value"] and len(quantities) == 3
@@ -144,7 +144,7 @@ def test_results_that_are_not_one_table():
 
 def test_the_head_to_head_chapter_sweeps_through_its_package():
     """``infsched sweep headtohead`` finds the serving package's experiments."""
-    from infsched.sweep import chapter_experiments
+    from infsched.chapters import chapter_experiments
 
     exps = chapter_experiments("headtohead")
     assert {"load_sweep", "frontier", "regimes"} <= set(exps)

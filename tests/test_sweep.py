@@ -139,7 +139,7 @@ def _rewrite(path, payload, *, schema=None, sha=None, length=None):
     import hashlib
     import json
 
-    from infsched.sweep import _MAGIC
+    from infsched.cache import _MAGIC
 
     head = json.loads(path.read_bytes()[len(_MAGIC):].split(b"\n", 1)[0])
     if schema is not None:
@@ -197,14 +197,14 @@ def test_damaged_entry_in_a_chapter_kernel_is_reported_on_stdout(tmp_path, monke
     build, and a cache that has just healed itself must not fail it."""
     import warnings
 
-    from infsched import sweep
+    from infsched import cache as sweep_cache
 
     c, cache = tmp_path / "calls", tmp_path / "cache"
     g = grid(c)
     good = run_sweep(simulate, g, cache_dir=cache)
     paths = _entries(cache)
     paths[0].write_bytes(paths[0].read_bytes()[:10])
-    monkeypatch.setattr(sweep, "_in_kernel", lambda: True)
+    monkeypatch.setattr(sweep_cache, "_in_kernel", lambda: True)
     capsys.readouterr()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -225,12 +225,12 @@ def slow(lam, counter):
 def test_concurrent_runs_share_one_cache_safely(tmp_path, monkeypatch):
     import threading
 
-    import infsched.sweep as sweep
+    import infsched.cache as sweep_cache
 
     c, cache = tmp_path / "calls", tmp_path / "cache"
     g = [{"lam": float(x), "counter": str(c)} for x in range(40)]
     out, errors, bad = [], [], []
-    monkeypatch.setattr(sweep, "_warn_entry", lambda path, why: bad.append((path, why)))
+    monkeypatch.setattr(sweep_cache, "_warn_entry", lambda path, why: bad.append((path, why)))
 
     def go():
         try:

@@ -266,7 +266,7 @@ def test_cache_folder_the_workers_cannot_see(tmp_path, monkeypatch):
 
 
 def test_library_version_in_key(monkeypatch):
-    import infsched.sweep as sw
+    import infsched.cache as sw
 
     before = point_key(simulate, {"a": 1})
     monkeypatch.setattr(sw, "__version__", "999")

@@ -117,7 +117,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     import warnings
     from pathlib import Path
 
-    from .sweep import sweep_chapter
+    from .chapters import sweep_chapter
 
     if args.jobs is not None and not (args.jobs >= 1 or args.jobs == -1):
         raise ConfigError(f"--jobs {args.jobs}: must be a positive integer, or -1 for all cores")
@@ -172,7 +172,7 @@ def _sweep_context(chapter: str, params: dict[str, list[Any]], experiments: list
     import math
 
     from .limits import chapter_estimate
-    from .sweep import chapter_experiments, chapter_grid
+    from .chapters import chapter_experiments, chapter_grid
 
     chapter_grid(chapter, params, experiments=experiments, scale=scale, seeds=seeds)  # one-line errors first
     est = chapter_estimate(chapter, {}, scale, 2)

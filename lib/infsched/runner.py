@@ -424,7 +424,7 @@ def run_chapter(
     an object with ``update(state, elapsed_s)`` and ``close()``, is given about every half
     second the state of the sweeps running in the kernel (``state["bars"]``: each sweep's
     ``desc``, ``total``, ``cached``, ``done``, ``failed``, ``left``, ``start``; see
-    :class:`infsched.sweep._Progress`; None before the first) and the seconds since the start;
+    :class:`infsched.progress.SweepProgress`; None before the first) and the seconds since the start;
     nothing is printed inside the kernel.
     """
     import nbformat
@@ -515,7 +515,7 @@ def _logged_kernel_manager(log: Path) -> type:
 @contextlib.contextmanager
 def _watch(path: Path, progress: Any, every: float = 0.5) -> Iterator[None]:
     """While the block runs, hand ``progress.update`` the state the kernel's sweeps write to
-    ``path`` (see :class:`infsched.sweep._Progress`) every ``every`` seconds; ``close()`` it
+    ``path`` (see :class:`infsched.progress.SweepProgress`) every ``every`` seconds; ``close()`` it
     after the block (before an interrupt's message is printed)."""
     import threading
     import time

@@ -50,7 +50,7 @@ def test_requests_of_1e12_tokens_are_refused_with_the_estimate():
 
 def test_the_chapters_n_requests_is_the_sweeps_n():
     """``infsched sweep kvcache -p n_requests=...`` (the chapter's name) sets the experiments' ``n``."""
-    from infsched.sweep import chapter_grid
+    from infsched.chapters import chapter_grid
 
     grid = chapter_grid("kvcache", {"n_requests": [500, 1000]}, experiments=["tab1"], scale="smoke")
     assert [p["n"] for p in grid] == [500, 1000] and all("n_requests" not in p for p in grid)
@@ -61,7 +61,7 @@ def test_the_chapters_n_requests_is_the_sweeps_n():
 def test_the_kappa_wrappers_show_the_keywords_they_take():
     """``_needs_kappa`` keeps the wrapped function's signature (κ optional), so the sweep's name
     check sees ``n`` and ``demand`` of tab1 and names a keyword that no experiment takes."""
-    from infsched.sweep import chapter_grid, experiment_parameters
+    from infsched.chapters import chapter_grid, experiment_parameters
 
     sig = inspect.signature(ex.EXPERIMENTS["tab1"])
     assert list(sig.parameters) == ["scale", "seed", "kappa", "n", "demand", "n_jobs", "cache"]
