@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from infsched.kairos import bound, experiments as ex, reference, search, sim
+from infsched.kairos import bound, experiments as ex, ranking, reference, search, sim
 from infsched.kairos.model import MODELS, configurations
 
 RESULTS = Path(__file__).resolve().parent / "results" / "kairos.json"
@@ -71,7 +71,7 @@ def engines() -> list[dict]:
 
 
 def bisections() -> list[dict]:
-    ub = ex._bisection_ub("rm2", CONFIG)
+    ub = ranking.bisection_ub("rm2", CONFIG)
     rows = []
     for policy in ex.POLICIES:
         t, sec = _timed(lambda: sim.allowable_throughput(CONFIG, "rm2", policy, ub=ub), 5)

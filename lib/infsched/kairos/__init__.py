@@ -11,8 +11,14 @@ Modules:
   LP bound beside it;
 - ``search``: the one-shot configuration choice of Sec. 5.2, KAIROS+ (Algorithm 1), and the search
   baselines (random, genetic, Bayesian optimisation, simulated annealing);
-- ``sim``: the numba serving simulator (KAIROS, Ribbon's FCFS, DRS, CLKWRK), the allowable
-  throughput by bisection, and the Oracle; ``reference``, the same serving in simpy;
+- ``workload``: the common random numbers of a seed (arrivals at any rate, sizes, service draws);
+- ``lsa``: the numba port of scipy's ``linear_sum_assignment`` the engine solves Eqs. 4–8 with;
+- ``engines``: the numba event loops (KAIROS, Ribbon's FCFS, DRS, CLKWRK) and the Oracle's;
+- ``sim``: the serving simulator's API on those engines (one run, the allowable throughput by
+  bisection, DRS's threshold, the Oracle); ``reference``, the same serving in simpy;
+- ``ranking``: every configuration of a budget ranked by Eq. 15, and the one-shot picks;
+- ``scales``: the chapter's scales; ``tables``: the exhaustive tables (computed, stored, read);
 - ``experiments``: one function per figure/table, registered in ``EXPERIMENTS``, each with a
-  ``claims_*`` function giving the numbers set beside the paper's.
+  ``claims_*`` function giving the numbers set beside the paper's (Figs. 10–12 in
+  ``search_cost``, Figs. 15–16 in ``robustness``, re-exported there).
 """
