@@ -31,9 +31,11 @@ the jump chain's own skeleton (:func:`bench_tad.limit_rate`). The policy's own w
 rule, BATCHGEN, the MDP lookup, an assignment) is not in (c), so the fraction of (c) an engine
 reaches says how much of its time is that work and its books.
 
-Prints the table and writes ``benchmarks/results/engines.json``.
+Prints the table and writes ``benchmarks/results/engines.json``; named rows alone (``tad``,
+``ramsis``, ``kairos``, ``shepherd``, ``kvcache``) write ``engines-<names>.json`` instead.
 
     python benchmarks/bench_engines.py
+    python benchmarks/bench_engines.py kairos
 """
 
 from __future__ import annotations
@@ -259,10 +261,14 @@ def kvcache_row(costs) -> dict:
 ROWS = (tad_row, ramsis_row, kairos_row, shepherd_row, kvcache_row)
 
 
-def main() -> dict:
+def main(names: list[str] | None = None) -> dict:
+    chosen = [f for f in ROWS if not names or f.__name__.removesuffix("_row") in names]
+    if names and len(chosen) != len(set(names)):
+        known = ", ".join(f.__name__.removesuffix("_row") for f in ROWS)
+        raise SystemExit(f"rows = {names}: each must be one of {known}")
     costs = machine_costs()
     rows = []
-    for f in ROWS:
+    for f in chosen:
         try:
             r = f(costs)
         except Exception as exc:                     # report every engine
@@ -277,9 +283,10 @@ def main() -> dict:
               "load_avg_1min": os.getloadavg()[0], "python": platform.python_version(),
               "machine": platform.machine(), "rows": rows}
     print_table(result)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {RESULTS}")
+    out = RESULTS if not names else RESULTS.with_name(f"engines-{'-'.join(names)}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {out}")
     return result
 
 
@@ -303,4 +310,4 @@ def print_table(result: dict) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
