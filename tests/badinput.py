@@ -12,10 +12,14 @@ is the assertion::
     @table(CASES)
     def test_bad_input_names_its_parameter(name, call, error):
         check(name, call, error=error)
+
+``bad_profile_files(folder)`` writes the bad raw profile CSVs (empty, binary, an absurd latency,
+a fractional batch size) that every chapter taking ``-p profile=...`` is checked against.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import pytest
@@ -43,3 +47,25 @@ def check(name: str, call: Callable[..., Any], *args: Any, error: type = ConfigE
     assert type(info.value) is error or isinstance(info.value, error), type(info.value)
     assert msg.startswith(f"{name} = "), msg
     return msg
+
+
+def bad_profile_files(folder: Path, absurd_column: str = "p95_ms") -> Path:
+    """Write the bad raw profiles every chapter that takes ``-p profile=...`` is tested with,
+    each a copy of the stored CPU profile with one fault, into ``folder``, and return it:
+    ``empty.csv`` (no bytes), ``binary.csv`` (not text), ``absurd.csv`` (``absurd_column`` of
+    the first row is 1e300 ms) and ``fractional.csv`` (a batch size of 2.5)."""
+    import pandas as pd
+
+    from infsched.profiles import measured_file
+
+    raw = pd.read_csv(measured_file())
+    (folder / "empty.csv").write_bytes(b"")
+    (folder / "binary.csv").write_bytes(bytes(range(256)) * 4)
+    absurd = raw.copy()
+    absurd.loc[0, absurd_column] = 1e300
+    absurd.to_csv(folder / "absurd.csv", index=False)
+    frac = raw.copy()
+    frac["batch"] = frac["batch"].astype(float)
+    frac.loc[0, "batch"] = 2.5
+    frac.to_csv(folder / "fractional.csv", index=False)
+    return folder

@@ -1,29 +1,17 @@
 """Bad inputs to the RAMSIS package: each a ConfigError whose message names the parameter."""
 
-import pandas as pd
 import pytest
 
 from infsched.errors import ConfigError
-from tests.badinput import check, table
+from tests.badinput import bad_profile_files, check, table
 from infsched.ramsis import experiments as ex
 from infsched.ramsis import mdp
 from infsched.ramsis.model import MDPConfig, slack_grid
-from infsched.report import find_data_dir
 
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
-    d = tmp_path_factory.mktemp("profiles")
-    raw = pd.read_csv(find_data_dir() / "profiles" / "measured_cpu.csv")
-    (d / "empty.csv").write_bytes(b"")
-    (d / "binary.csv").write_bytes(bytes(range(256)) * 4)
-    absurd = raw.copy()
-    absurd.loc[0, "p95_ms"] = 1e300
-    absurd.to_csv(d / "absurd.csv", index=False)
-    frac = raw.copy()
-    frac["batch"] = frac["batch"].astype(float)
-    frac.loc[0, "batch"] = 2.5
-    frac.to_csv(d / "fractional.csv", index=False)
+    d = bad_profile_files(tmp_path_factory.mktemp("profiles"), absurd_column="p95_ms")
     yield d
     ex.use_profile("published")
 

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from infsched.errors import ConfigError
+from infsched.profiles import registry
 from infsched.profiling.timing import RAW_COLUMNS
 from infsched.profiling.zoo import SHEPHERD_NAMES
 from infsched.report import NotReproducible, compare
@@ -138,7 +139,7 @@ def test_relative_paths_from_the_cwd_and_the_repository_root(tmp_path, monkeypat
     write(tmp_path / "cwd", "here.csv", synthetic_raw(2.0, batches=(1, 8)))
     write(tmp_path / "root" / "profiles", "there.csv", synthetic_raw(3.0, batches=(1, 8)))
     monkeypatch.chdir(tmp_path / "cwd")
-    monkeypatch.setattr(ex, "_REPO_ROOT", tmp_path / "root")
+    monkeypatch.setattr(registry, "REPO_ROOT", tmp_path / "root")
     assert ex.load_profile("here.csv").fits[0] == pytest.approx(("RN18", 0.44, 7.48))
     assert ex.load_profile("profiles/there.csv").fits[0] == pytest.approx(("RN18", 0.66, 11.22))
 

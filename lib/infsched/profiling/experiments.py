@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from infsched.errors import ConfigError, one_of, require
-from infsched.profiles import load_profile
-from infsched.profiling.fit import as_raw, fit_residuals, linear_fit, measured_profile
+from infsched.profiles import (as_raw, fit_residuals, linear_fit, load_profile, locate, measured_file,
+                               measured_profile)
 from infsched.profiling.timing import ProfileSettings, profile_zoo
 from infsched.profiling.zoo import SHEPHERD_NAMES, check_names, zoo_names
 
@@ -29,8 +29,6 @@ __all__ = ["SCALE_NAMES", "Scale", "SCALES", "get_scale", "measured_path", "meas
            "EXPERIMENTS"]
 
 SCALE_NAMES = ("smoke", "default", "paper")
-#: where the profile measured on this project's CPU machine is stored (relative to data/)
-MEASURED_CPU = Path("profiles") / "measured_cpu.csv"
 
 
 @dataclass(frozen=True)
@@ -65,11 +63,10 @@ def measured_path(profile: "str | os.PathLike[str] | None" = None) -> Path:
     from infsched.report import find_data_dir
 
     if profile is None:
-        return find_data_dir() / MEASURED_CPU
-    p = Path(profile)
-    for cand in (p, find_data_dir().parent / p):
-        if cand.is_file():
-            return cand.resolve()
+        return measured_file()
+    found, _ = locate(profile, roots=(Path.cwd(), find_data_dir().parent))  # the profile registry's rule
+    if found is not None:
+        return found
     raise ConfigError(f"profile = {str(profile)!r}: no such file (looked in {Path.cwd()} and in the "
                       f"repository root); give the path of a CSV written by `infsched profile`")
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from infsched.errors import ConfigError
+from infsched.shepherd.profile import SHEPHERD_NAMES  # Table 4's short names -> zoo names
 
 __all__ = ["ZooEntry", "ZOO", "FAMILIES", "ModelUnavailable", "BuiltModel", "build", "availability",
            "zoo_names", "SHEPHERD_NAMES", "PAPERS", "check_names"]
@@ -124,16 +125,6 @@ for _e in _ENTRIES:
 
 #: the papers whose models the zoo holds (a name for :func:`check_names`)
 PAPERS = ("ramsis", "shepherd", "tad")
-
-#: Shepherd's Table 4 short names -> zoo names
-SHEPHERD_NAMES: dict[str, str] = {
-    "RN18": "resnet18", "RN34": "resnet34", "RN50": "resnet50", "RN101": "resnet101",
-    "RN152": "resnet152", "RS50": "resnest50d", "RS101": "resnest101e", "RS200": "resnest200e",
-    "RS269": "resnest269e", "DN121": "densenet121", "DN161": "densenet161",
-    "DN169": "densenet169", "DN201": "densenet201", "GN": "googlenet", "I3": "inception_v3",
-    "RCNN": "fasterrcnn_resnet50_fpn", "BERT": "bert_base_fp32",
-}
-
 
 def zoo_names(paper: str | None = None) -> tuple[str, ...]:
     """Every zoo name, or those a paper uses (``"ramsis"``, ``"shepherd"``, ``"tad"``)."""

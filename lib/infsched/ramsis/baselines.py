@@ -18,13 +18,12 @@ They differ in how the model is chosen:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 
 from infsched.errors import config_error, one_of, require
 from infsched.ramsis import sim
+from infsched.ramsis.policy import BaselineTable
 from infsched.workload import poisson_arrivals
 
 __all__ = ["BaselineTable", "jellyfish_plus", "model_switching", "model_switching_search",
@@ -36,56 +35,6 @@ JF_THROUGHPUT_FACTOR = 1.05
 FALLBACK_CAP = 32
 #: ModelSwitching's violation threshold (artifact MS_gen.py: < 1 %)
 MS_THRESHOLD = 0.01
-
-
-@dataclass(frozen=True, eq=False)
-class BaselineTable:
-    """A load-granular policy: at load ``loads_qps[p]`` run ``model[p]`` with batch cap ``cap[p]``.
-
-    ``lookup`` applies the rule RAMSIS uses (§1 rule 7): the lowest grid load ``≥`` the
-    estimate, or the highest grid load when the estimate is above every one.
-    """
-
-    name: str
-    loads_qps: np.ndarray
-    model: np.ndarray
-    cap: np.ndarray
-
-    def __post_init__(self) -> None:
-        require(isinstance(self.name, str), "name", self.name, "must be a string")
-        try:
-            loads = np.asarray(self.loads_qps, dtype=float).ravel()
-            model = np.asarray(self.model).ravel()
-            cap = np.asarray(self.cap).ravel()
-        except (TypeError, ValueError):
-            raise config_error("loads_qps/model/cap", (self.loads_qps, self.model, self.cap),
-                               "must be 1-D numeric sequences") from None
-        require(loads.size >= 1 and bool(np.all(np.isfinite(loads)) and np.all(loads > 0))
-                and bool(np.all(np.diff(loads) > 0)), "loads_qps", self.loads_qps,
-                "must be non-empty, finite, positive and strictly increasing")
-        for nm, arr, low in (("model", model, 0), ("cap", cap, 1)):
-            require(arr.shape == loads.shape, nm, self.__dict__[nm],
-                    f"must have one entry per load ({loads.size})")
-            require(np.issubdtype(arr.dtype, np.integer)
-                    or bool(np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))),
-                    nm, self.__dict__[nm], "must hold integers")
-            require(bool(np.all(arr >= low)), nm, self.__dict__[nm], f"must be >= {low}")
-        object.__setattr__(self, "loads_qps", loads)
-        object.__setattr__(self, "model", model.astype(np.int64))
-        object.__setattr__(self, "cap", cap.astype(np.int64))
-
-    def lookup(self, load_qps: float) -> int:
-        """Index of the entry used at an estimated load (lowest grid load ≥ it, else the last)."""
-        i = int(np.searchsorted(self.loads_qps, float(load_qps), side="left"))
-        return min(i, self.loads_qps.size - 1)
-
-    def to_frame(self, profile=None) -> pd.DataFrame:
-        """One row per load: load, model index (and name, accuracy if ``profile`` is given), cap."""
-        df = pd.DataFrame({"load_qps": self.loads_qps, "model": self.model, "cap": self.cap})
-        if profile is not None:
-            df.insert(2, "model_name", [profile.models[m] for m in self.model])
-            df.insert(3, "accuracy", np.asarray(profile.accuracy, float)[self.model])
-        return df
 
 
 def _loads(loads_qps) -> np.ndarray:

@@ -32,7 +32,6 @@ import functools
 import hashlib
 import inspect
 import os
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,9 +41,10 @@ import numpy as np
 import pandas as pd
 
 from infsched.errors import ConfigError, InfeasibleError, config_error, one_of, require
-from infsched.profiles import Profile, interpolate_models, load_profile
+from infsched.profiles import (PUBLISHED, Profile, interpolate_models, load_profile, locate,
+                               measured_profile, raw_profile, read_copy)
 from infsched.report import NotReproducible, find_data_dir, setting_shortfall
-from infsched.sweep import default_cache_dir, default_processes, point_seed, run_sweep
+from infsched.sweep import default_processes, point_seed, run_sweep
 from infsched.workload import piecewise_poisson_arrivals, poisson_arrivals
 from infsched.ramsis import baselines, mdp, sim
 from infsched.ramsis import objective as per_query
@@ -191,71 +191,41 @@ def check_workers(workers: int, slo_ms: float, sc: Scale) -> None:
 
 #: the model-set keys of :func:`get_profile`
 PROFILE_KEYS = ("image", "text", "image-60", "image-3", "image-all")
-#: the default profile source: the RAMSIS artifact's published profiles
-PUBLISHED = "published"
 _PROFILE_ALLOWED = ('"published" (the RAMSIS artifact\'s profiles) or the path of a raw profile CSV '
                     'written by `infsched profile` (relative to the working directory or to the '
                     'repository root) that holds at least one of RAMSIS\'s image models')
-_REPO = Path(__file__).resolve().parents[3]
 #: the source every bare key resolves to: PUBLISHED, or the path of a content-addressed copy
 _source: str = PUBLISHED
 #: copy -> the path the reader gave, for messages (main process only)
 _origins: dict[str, str] = {}
 
 
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:16]
-
-
-def _snapshot(data: bytes) -> Path:
-    """Write ``data`` once under its content hash (atomically) and return the copy's path."""
-    name = f"ramsis-raw-{_digest(data)}.csv"
-    for folder in (default_cache_dir() / "profiles", Path(tempfile.gettempdir()) / "infsched-profiles"):
-        path = folder / name
-        try:
-            if path.is_file() and path.read_bytes() == data:
-                return path.resolve()
-            folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
-            return path.resolve()
-        except OSError:
-            continue
-    raise ConfigError(f"profile: could not store a copy of the raw profile in {default_cache_dir()} "
-                      f"or {tempfile.gettempdir()}")
-
-
 def use_profile(source: "str | os.PathLike[str]" = PUBLISHED) -> str:
     """Run every experiment of this module on ``source``: ``"published"`` (the default) or the
-    path of a raw profile CSV (:func:`infsched.profiling.read_raw`), relative to the working
-    directory or to the repository root. The file is checked (readable, well formed, at least
-    one RAMSIS image model with a published accuracy) and copied under its content hash, so a
-    file rewritten later, or still being written, does not change this run. Returns the source:
-    ``"published"`` or the copy's path. ``ConfigError`` naming ``profile`` on a bad source."""
+    path of a raw profile CSV, chosen through the profile registry
+    (:mod:`infsched.profiles.registry`: relative to the working directory or to the repository
+    root, checked by :func:`~infsched.profiles.read_raw`, and copied under its content hash, so
+    a file rewritten later, or still being written, does not change this run), holding at least
+    one RAMSIS image model with a published accuracy. Returns the source: ``"published"`` or
+    the copy's path. ``ConfigError`` naming ``profile`` on a bad source."""
     global _source
     if isinstance(source, str) and source.strip() == PUBLISHED:
         _source = PUBLISHED
         return _source
     if not isinstance(source, (str, os.PathLike)) or str(source).strip() == "":
         raise config_error("profile", source, "must be " + _PROFILE_ALLOWED)
-    given = Path(os.fspath(source)).expanduser()
-    places = [given] if given.is_absolute() else [Path.cwd() / given, _REPO / given]
-    found = next((p for p in places if p.is_file()), None)
+    found, places = locate(source)
     if found is None:
         raise config_error("profile", os.fspath(source),
                            "no such file (looked for " + ", ".join(dict.fromkeys(map(str, places)))
                            + "); must be " + _PROFILE_ALLOWED)
-    copy = _snapshot(found.read_bytes())
     try:
-        _measured(str(copy), "image")
+        held = raw_profile(found)
+        _origins[held.path] = str(found)
+        _measured(held.path, "image")
     except (ValueError, KeyError) as e:             # ConfigError, or a file pandas cannot read
-        copy.unlink(missing_ok=True)
-        why = str(e).replace(str(copy), str(found))
-        raise config_error("profile", os.fspath(source), f"{why}; must be " + _PROFILE_ALLOWED) from None
-    _origins[str(copy)] = str(found.resolve())
-    _source = str(copy)
+        raise config_error("profile", os.fspath(source), f"{e}; must be " + _PROFILE_ALLOWED) from None
+    _source = held.path
     return _source
 
 
@@ -282,14 +252,9 @@ def get_profile(key: str) -> Profile:
 
 @functools.lru_cache(maxsize=None)
 def _measured(path: str, task: str) -> Profile:
-    """The ``task`` models of the raw profile at ``path`` (a content-addressed copy)."""
-    from infsched.profiling import measured_profile, read_raw
-
-    p = Path(path)
-    if p.is_file() and p.name.startswith("ramsis-raw-") and _digest(p.read_bytes()) != p.stem[-16:]:
-        raise ConfigError(f"profile file {p}: its content no longer matches its hash; call "
-                          "use_profile() again")
-    return measured_profile(read_raw(p), task, name=f"measured-{task}")
+    """The ``task`` models of the raw profile at ``path`` (a content-addressed copy of the
+    profile registry, :func:`infsched.profiles.raw_profile`)."""
+    return measured_profile(read_copy(path, _origins.get(path, "")), task, name=f"measured-{task}")
 
 
 @functools.lru_cache(maxsize=None)
@@ -330,10 +295,10 @@ def _code_version(*fns: Callable) -> str:
     digest = hashlib.sha256()
     for fn in fns:
         digest.update(inspect.getsource(fn).encode())
-    for name in ("model.py", "kernel.py", "mdp.py", "variable.py", "headlaw.py", "objective.py",
-                 "sim.py", "baselines.py"):
+    for name in ("model.py", "kernel.py", "worker.py", "mdp.py", "variable.py", "headlaw.py",
+                 "objective.py", "policy.py", "sim.py", "baselines.py"):
         digest.update((here / name).read_bytes())
-    for name in ("profiles.py", "des.py"):
+    for name in ("profiles/profile.py", "profiles/tables.py", "des.py"):
         digest.update((here.parent / name).read_bytes())
     for path in sorted((find_data_dir() / "profiles").glob("ramsis_*.csv")):
         digest.update(path.read_bytes())
@@ -347,9 +312,9 @@ def _sweep_version(fn: Callable, key: str) -> str:
     if "@" not in key:
         return _code_version(fn)
     version = _code_version(fn, solve_point, solve_policy)
-    here = Path(__file__).resolve().parents[1] / "profiling"
+    here = Path(__file__).resolve().parents[1] / "profiles"
     digest = hashlib.sha256(version.encode())
-    for name in ("fit.py", "timing.py"):
+    for name in ("fit.py", "raw.py", "registry.py"):
         digest.update((here / name).read_bytes())
     return "measured-" + digest.hexdigest()[:16]
 

@@ -1,8 +1,10 @@
-"""A RAMSIS policy table: what a worker runs in each MDP state, for a grid of loads.
+"""Policy tables: what a RAMSIS worker runs in each MDP state, for a grid of loads, and what a
+load-granular baseline runs at each load (:class:`BaselineTable`).
 
 The offline phase (:mod:`infsched.ramsis.mdp`) solves one MDP per load of a grid; the online
 phase (spec §2.11, :mod:`infsched.ramsis.sim`) looks the action up per batch. This module holds
-only the value both sides share, so the simulators do not depend on the solver.
+only the values both sides share, so the simulators depend on neither the solver nor the
+baselines' searches (:mod:`infsched.ramsis.baselines`).
 
 State ``(n, j)``: ``n`` queries in the worker's queue (1..N), and the slack of the earliest one
 rounded *down* onto the grid, ``grid_ms[j] <= slack < grid_ms[j + 1]`` (``j = 0`` for any slack
@@ -15,10 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
-from infsched.errors import require
+from infsched.errors import config_error, require
 
-__all__ = ["PolicyTable"]
+__all__ = ["PolicyTable", "BaselineTable"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,3 +90,53 @@ class PolicyTable:
         return PolicyTable(self.slo_ms, self.workers, self.grid_ms, self.loads_qps[s],
                            self.model[s], self.batch[s], self.fallback,
                            self.expected_accuracy[s], self.expected_violation[s])
+
+
+@dataclass(frozen=True, eq=False)
+class BaselineTable:
+    """A load-granular policy: at load ``loads_qps[p]`` run ``model[p]`` with batch cap ``cap[p]``.
+
+    ``lookup`` applies the rule RAMSIS uses (§1 rule 7): the lowest grid load ``≥`` the
+    estimate, or the highest grid load when the estimate is above every one.
+    """
+
+    name: str
+    loads_qps: np.ndarray
+    model: np.ndarray
+    cap: np.ndarray
+
+    def __post_init__(self) -> None:
+        require(isinstance(self.name, str), "name", self.name, "must be a string")
+        try:
+            loads = np.asarray(self.loads_qps, dtype=float).ravel()
+            model = np.asarray(self.model).ravel()
+            cap = np.asarray(self.cap).ravel()
+        except (TypeError, ValueError):
+            raise config_error("loads_qps/model/cap", (self.loads_qps, self.model, self.cap),
+                               "must be 1-D numeric sequences") from None
+        require(loads.size >= 1 and bool(np.all(np.isfinite(loads)) and np.all(loads > 0))
+                and bool(np.all(np.diff(loads) > 0)), "loads_qps", self.loads_qps,
+                "must be non-empty, finite, positive and strictly increasing")
+        for nm, arr, low in (("model", model, 0), ("cap", cap, 1)):
+            require(arr.shape == loads.shape, nm, self.__dict__[nm],
+                    f"must have one entry per load ({loads.size})")
+            require(np.issubdtype(arr.dtype, np.integer)
+                    or bool(np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))),
+                    nm, self.__dict__[nm], "must hold integers")
+            require(bool(np.all(arr >= low)), nm, self.__dict__[nm], f"must be >= {low}")
+        object.__setattr__(self, "loads_qps", loads)
+        object.__setattr__(self, "model", model.astype(np.int64))
+        object.__setattr__(self, "cap", cap.astype(np.int64))
+
+    def lookup(self, load_qps: float) -> int:
+        """Index of the entry used at an estimated load (lowest grid load ≥ it, else the last)."""
+        i = int(np.searchsorted(self.loads_qps, float(load_qps), side="left"))
+        return min(i, self.loads_qps.size - 1)
+
+    def to_frame(self, profile=None) -> pd.DataFrame:
+        """One row per load: load, model index (and name, accuracy if ``profile`` is given), cap."""
+        df = pd.DataFrame({"load_qps": self.loads_qps, "model": self.model, "cap": self.cap})
+        if profile is not None:
+            df.insert(2, "model_name", [profile.models[m] for m in self.model])
+            df.insert(3, "accuracy", np.asarray(profile.accuracy, float)[self.model])
+        return df

@@ -7,7 +7,7 @@
 * :func:`simulate_central` (spec §4): the load-granular baselines (Jellyfish+, ModelSwitching).
   One central FIFO queue; at every instant the idle workers, in index order, each take
   ``min(queue length, cap)`` queries from its head and run the model of the per-load table
-  (:class:`~infsched.ramsis.baselines.BaselineTable`).
+  (:class:`~infsched.ramsis.policy.BaselineTable`).
 
 Semantics shared by both engines and by the simpy reference (:mod:`infsched.ramsis.reference`):
 
@@ -59,17 +59,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numba import njit
 
 from infsched.des import heap_pop, heap_push
 from infsched.errors import ConfigError, config_error, one_of, require, as_float
-from infsched.ramsis.policy import PolicyTable
-
-if TYPE_CHECKING:  # pragma: no cover
-    from infsched.ramsis.baselines import BaselineTable
+from infsched.ramsis.policy import BaselineTable, PolicyTable
 
 __all__ = [
     "LATENCY_MODES",
@@ -553,8 +550,6 @@ def simulate_ramsis(profile, policy: PolicyTable, arrivals_ms, *, slo_ms: float,
 
 
 def _check_table(profile, table) -> None:
-    from infsched.ramsis.baselines import BaselineTable
-
     require(isinstance(table, BaselineTable), "table", type(table).__name__,
             "must be an infsched.ramsis.baselines.BaselineTable")
     M = len(profile.models)

@@ -44,9 +44,9 @@ function) and ``e_{j'} = T_{j'} − T_j + τ`` the offset that puts the new head
 When ``T_A = 0`` (a queue at full slack) the phase law puts ``r = 0`` and every queued query
 arrived with the head: ``x = 0``. For ``b = n`` the action is the maximal-batching one and uses
 :mod:`infsched.ramsis.kernel` unchanged (so restricting to ``b = n`` reproduces
-:class:`~infsched.ramsis.mdp.WorkerMDP` exactly).
+:class:`~infsched.ramsis.worker.WorkerMDP` exactly).
 
-**Fast value iteration.** The ``b = n`` actions are :class:`~infsched.ramsis.mdp.WorkerMDP`'s. For
+**Fast value iteration.** The ``b = n`` actions are :class:`~infsched.ramsis.worker.WorkerMDP`'s. For
 ``b < n`` the sum over ``c`` depends on the state only through ``n_rem = n − b``, on the phase through
 ``a`` and on the action through ``τ``, so each sweep first computes, for every distinct ``τ``,
 
@@ -84,7 +84,7 @@ from scipy.special import betainc, pdtr, pdtrc
 from infsched.errors import ConfigError, one_of, require
 from infsched.ramsis import headlaw as hl
 from infsched.ramsis import kernel as kern
-from infsched.ramsis.mdp import WorkerMDP
+from infsched.ramsis.worker import ConvergenceError, WorkerMDP
 from infsched.ramsis.model import MDPConfig, check_feasible, slack_grid
 
 __all__ = ["BATCH_SIZES", "MemoryLimitError", "VariableMDP", "arrival_law", "head_law", "transition_row",
@@ -203,7 +203,7 @@ def transition_row(lam: float, workers: int, n_max: int, grid: np.ndarray, slo: 
 class VariableMDP:
     """The variable-batching MDP of one worker for ``profile`` (models sorted fastest first).
 
-    Same surface as :class:`~infsched.ramsis.mdp.WorkerMDP` where the solver needs it: ``grid``,
+    Same surface as :class:`~infsched.ramsis.worker.WorkerMDP` where the solver needs it: ``grid``,
     ``S``, ``valid``, ``q_values(V)``, ``transition_matrix(action)``, plus ``decode(action)``,
     ``evaluate`` and ``stationary``. Action columns: ``0..M−1`` are ``(m, n)``, ``M`` the fallback
     ``(m_min, n)``, ``M + 1 + k`` the state's ``k``-th ``b < n`` pair (``pair_model``, ``pair_batch``
@@ -488,7 +488,6 @@ class VariableMDP:
         long queues makes ~0.997 per sweep at 3200 QPS (K = 60, D = 10): thousands of sweeps.
         Policy iteration needs a handful of evaluations.
         """
-        from infsched.ramsis.mdp import ConvergenceError
 
         # the myopic policy: Q at V = 0 is the reward (no continuation to compute)
         action = np.argmax(np.where(self.valid, self.reward, -np.inf), axis=1)

@@ -136,13 +136,11 @@ def _load_zoo(profile: str, mtime: float) -> Zoo:
     a raw profile CSV written by ``infsched profile`` (accuracies as published)."""
     if profile in PROFILE_NAMES:
         return Zoo.of(str(profile))
-    from ..profiling.fit import measured_profile
-    from ..report import find_data_dir
+    from ..profiles import MEASURED, locate, measured_file, measured_profile
 
-    path = find_data_dir() / "profiles" / "measured_cpu.csv" if profile == "measured" else Path(profile)
-    if not path.is_file() and not path.is_absolute():  # relative to the repository root
-        path = Path(__file__).resolve().parents[3] / profile
-    if not path.is_file():
+    # the profile registry's rules: a name, or a path from the working directory, then the repository root
+    path = measured_file() if profile == MEASURED else locate(profile)[0]
+    if path is None or not path.is_file():
         raise config_error("profile", profile, "is neither a profile name ("
                            + ", ".join(PROFILE_NAMES) + ", 'measured') nor an existing CSV file")
     return Zoo.of(measured_profile(path))

@@ -20,20 +20,17 @@ from __future__ import annotations
 import hashlib
 import inspect
 import math
-import os
-import tempfile
-import time
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-from infsched.errors import ConfigError, config_error, one_of, require
+from infsched.errors import one_of, require
 from infsched.shepherd import herd, nexus, sim, theory, traces
-from infsched.shepherd.model import (B_MAX, DEFAULT_SLO_MS, TABLE4, ModelSet, Requests,
-                                     model_set)
+from infsched.shepherd.model import B_MAX, DEFAULT_SLO_MS, TABLE4, ModelSet, Requests
+from infsched.shepherd.profile import (PUBLISHED, ProfileSource, _profile, active_profile,
+                                       load_profile, profile_models, profile_table, use_profile)
 from infsched.sweep import default_processes, run_sweep
 
 __all__ = ["PUBLISHED", "PROFILE_DEPENDENT", "ProfileSource", "load_profile", "use_profile",
@@ -122,182 +119,9 @@ def stand_in(item: str, scale: str) -> str | None:
 
 # ------------------------------------------------------------------ the latency profile
 
-#: the ``profile`` of Table 4: the paper's α, β, measured on a V100
-PUBLISHED = "published"
 #: the chapter's items whose numbers come from the profile's latencies (the others, the toys,
 #: the theory, the trace statistics and the planner's timing, do not depend on it)
 PROFILE_DEPENDENT = ("table4", "fig7", "fig8", "fig9", "fig10", "fig11a", "fig11b")
-
-_REPO_ROOT = Path(__file__).resolve().parents[3]
-_PROFILE_ALLOWED = (f"must be {PUBLISHED!r} (Table 4's V100 α, β) or the path of a raw profile "
-                    "CSV written by `infsched profile` (a relative path is looked up from the "
-                    "working directory, then the repository root)")
-
-
-@dataclass(frozen=True, repr=False)
-class ProfileSource:
-    """Where the models' batch latencies come from: Table 4 (``sha256 == ""``) or ``α, β``
-    fitted to a raw profile CSV (:func:`load_profile`).
-
-    A plain, picklable value, so it travels in sweep points: ``fits`` holds ``(short name, α, β)``
-    of every measured Table 4 model, and a worker process rebuilds the same models from it
-    (:func:`profile_models`) without reading the file, which may have changed since. Its repr, the
-    file's content hash, the statistic fitted and the fits, is what a sweep's cache key sees:
-    two files with different contents never share a cached point, and the published profile
-    never shares one with a measured one. ``path``, ``dropped`` (Table 4 models not measured),
-    ``quality`` (``(short, r2, max_rel_residual, n_batches, b_max)`` per fit) and ``where`` (the
-    machine) are for display and stay out of the key.
-    """
-
-    sha256: str = ""
-    stat: str = "mean_ms"
-    fits: tuple[tuple[str, float, float], ...] = ()
-    path: str = field(default="", compare=False)
-    dropped: tuple[str, ...] = field(default=(), compare=False)
-    quality: tuple[tuple[str, float, float, int, int], ...] = field(default=(), compare=False)
-    where: str = field(default="", compare=False)
-
-    @property
-    def published(self) -> bool:
-        return self.sha256 == ""
-
-    @property
-    def label(self) -> str:
-        """``"published"`` or the file's path."""
-        return PUBLISHED if self.published else self.path
-
-    def __repr__(self) -> str:
-        if self.published:
-            return f"ProfileSource({PUBLISHED!r})"
-        return f"ProfileSource(sha256={self.sha256!r}, stat={self.stat!r}, fits={self.fits!r})"
-
-
-_PUBLISHED_SOURCE = ProfileSource()
-_ACTIVE: ProfileSource = _PUBLISHED_SOURCE
-
-
-def _find_profile_file(source: "str | os.PathLike[str]") -> Path:
-    p = Path(source).expanduser()
-    tried = [p] if p.is_absolute() else [Path.cwd() / p, _REPO_ROOT / p]
-    for c in tried:
-        if c.is_file():
-            return c.resolve()
-    raise config_error("profile", str(source), _PROFILE_ALLOWED + "; no such file: "
-                       + ", ".join(str(c) for c in dict.fromkeys(tried)))
-
-
-def load_profile(source: "str | os.PathLike[str] | ProfileSource" = PUBLISHED,
-                 stat: str = "mean_ms") -> ProfileSource:
-    """The :class:`ProfileSource` of ``source``: ``"published"`` (Table 4), a ProfileSource (as
-    it is), or the path of a raw profile CSV (:func:`infsched.profiling.read_raw`), whose
-    models' ``α, β`` are fitted to ``stat`` by :func:`infsched.profiling.measured_model_set`.
-    The file is read once and fitted from the bytes its hash is taken of. A bad source is a
-    ConfigError naming ``profile``."""
-    if isinstance(source, ProfileSource):
-        return source
-    require(isinstance(source, (str, os.PathLike)) and str(source).strip() != "", "profile",
-            source, _PROFILE_ALLOWED)
-    if str(source) == PUBLISHED:
-        return _PUBLISHED_SOURCE
-    from infsched.profiling import measured_model_set, read_raw
-    from infsched.profiling.fit import linear_fit
-    from infsched.profiling.zoo import SHEPHERD_NAMES
-
-    path = _find_profile_file(source)
-    data = path.read_bytes()
-    with tempfile.TemporaryDirectory(prefix="infsched-profile-") as tmp:
-        snap = Path(tmp) / path.name
-        snap.write_bytes(data)
-        try:
-            raw = read_raw(snap)
-            ms, dropped = measured_model_set(raw, "all17", stat=stat)
-        except ConfigError as exc:
-            raise config_error("profile", str(source), "must be a raw profile CSV written by "
-                               f"`infsched profile` with some of Table 4's models: "
-                               f"{str(exc).replace(str(snap), str(path))}") from None
-    fit = linear_fit(raw, stat=stat).set_index("model")
-    quality = tuple((s, float(fit.loc[SHEPHERD_NAMES[s], "r2"]),
-                     float(fit.loc[SHEPHERD_NAMES[s], "max_rel_residual"]),
-                     int(fit.loc[SHEPHERD_NAMES[s], "n_batches"]),
-                     int(fit.loc[SHEPHERD_NAMES[s], "b_max"])) for s in ms.names)
-    where = ""
-    if {"device", "device_name", "threads", "precision"} <= set(raw.columns):
-        d = raw.iloc[0]
-        where = f"{d['device_name']} ({d['device']}, {d['threads']} threads, {d['precision']})"
-    return ProfileSource(sha256=hashlib.sha256(data).hexdigest()[:16], stat=stat,
-                         fits=tuple((n, float(a), float(b))
-                                    for n, a, b in zip(ms.names, ms.alpha, ms.beta)),
-                         path=str(path), dropped=tuple(dropped), quality=quality, where=where)
-
-
-def use_profile(source: "str | os.PathLike[str] | ProfileSource" = PUBLISHED,
-                stat: str = "mean_ms") -> ProfileSource:
-    """Run every experiment of this module on ``source``'s latencies (see :func:`load_profile`)
-    from now on, in this process and in the sweeps' workers; returns the ProfileSource.
-    ``use_profile("published")`` restores Table 4."""
-    global _ACTIVE
-    _ACTIVE = load_profile(source, stat)
-    return _ACTIVE
-
-
-def active_profile() -> ProfileSource:
-    """The profile the experiments use now (:func:`use_profile`)."""
-    return _ACTIVE
-
-
-def _profile(profile) -> ProfileSource:
-    return _ACTIVE if profile is None else load_profile(profile)
-
-
-def profile_models(model_set_name: str = "cv16", profile=None) -> ModelSet:
-    """The models of ``model_set_name`` under ``profile`` (None: the active one): Table 4's, or
-    those of the set that were measured, with the fitted ``α, β`` and Table 4's exit points."""
-    p = _profile(profile)
-    base = model_set(model_set_name)
-    if p.published:
-        return base
-    fits = {n: (a, b) for n, a, b in p.fits}
-    keep = [i for i, n in enumerate(base.names) if n in fits]
-    if not keep:
-        raise config_error("profile", p.label, f"measures none of {model_set_name}'s models "
-                           f"({', '.join(base.names)})")
-    names = tuple(base.names[i] for i in keep)
-    return ModelSet(names, np.array([fits[n][0] for n in names]),
-                    np.array([fits[n][1] for n in names]), base.exit_points[np.array(keep)])
-
-
-def profile_table(model_set_name: str = "cv16", slo_ms: float = DEFAULT_SLO_MS,
-                  profile=None) -> pd.DataFrame:
-    """Table 4's ``α, β`` beside the profile's, per model of the set: the fit's R² and largest
-    relative residual, the batch sizes it rests on, ``ℓ(1)`` both ways and, at ``slo_ms``, the
-    largest feasible batch under the profile (0: unservable); models not measured say so."""
-    p = _profile(profile)
-    base = model_set(model_set_name)
-    fits = {n: (a, b) for n, a, b in p.fits} if not p.published else \
-        {n: (a, b) for n, a, b in zip(base.names, base.alpha, base.beta)}
-    quality = {q[0]: q[1:] for q in p.quality}
-    long = {v[0]: k for k, v in TABLE4.items()}
-    rows = []
-    for n, a4, b4 in zip(base.names, base.alpha, base.beta):
-        row = {"model": long[n], "short": n, "Table 4 alpha (ms)": a4, "Table 4 beta (ms)": b4}
-        if n in fits:
-            a, b = fits[n]
-            r2, resid, nb, bmax = quality.get(n, (np.nan,) * 4)
-            b_slo = int(ModelSet((n,), np.array([a]), np.array([b]), np.array([1]))
-                        .max_batch(slo_ms)[0])
-            row.update({"alpha (ms)": a, "beta (ms)": b, "r2": r2, "max rel. residual": resid,
-                        "batches fitted": nb, "largest batch fitted": bmax,
-                        "l(1) / Table 4's": (a + b) / (a4 + b4),
-                        f"b_max at {slo_ms:g} ms": b_slo,
-                        "status": "measured" if b_slo > 0 else f"unservable at {slo_ms:g} ms"})
-        else:
-            row["status"] = "not measured"
-        rows.append(row)
-    out = pd.DataFrame(rows)
-    ints = [c for c in ("batches fitted", "largest batch fitted", f"b_max at {slo_ms:g} ms")
-            if c in out.columns]
-    out[ints] = out[ints].astype("Int64")
-    return out
 
 
 def _finite(x, reason: str):
