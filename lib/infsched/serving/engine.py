@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..des import heap_pop, heap_push
+from ..des import heap_pop, heap_push, heap_remove
 from .policies import (PREEMPT_FLEX, QUEUE_CENTRAL, ROUTE_RJIQ, ROUTE_ROUND_ROBIN, ROUTE_TAD,
                        ROUTE_TADOP, SELECT_FLEX, SERVICE_EXPONENTIAL, SERVICE_JITTER,
                        flex_candidate, flex_split, must_drop, route, route_rjiq, route_tad,
@@ -62,40 +62,6 @@ def _level(plan_loads, arr, mlo, i, now, window):
     if p >= plan_loads.size:
         p = plan_loads.size - 1
     return p, mlo
-
-
-@njit(cache=True)
-def _heap_delete(ht, hs, size, k):
-    """Remove entry ``k`` of a heap of ``size`` entries (a preempted batch's completion);
-    returns the new size."""
-    size -= 1
-    if k == size:
-        return size
-    t = ht[size]
-    s = hs[size]
-    i = k
-    while i > 0:  # up, if the moved entry is earlier than its new parent
-        par = (i - 1) >> 1
-        if ht[par] <= t:
-            break
-        ht[i] = ht[par]
-        hs[i] = hs[par]
-        i = par
-    if i == k:  # else down
-        while True:
-            c = 2 * i + 1
-            if c >= size:
-                break
-            if c + 1 < size and ht[c + 1] < ht[c]:
-                c += 1
-            if ht[c] >= t:
-                break
-            ht[i] = ht[c]
-            hs[i] = hs[c]
-            i = c
-    ht[i] = t
-    hs[i] = s
-    return size
 
 
 @njit(cache=True)
@@ -190,7 +156,7 @@ def _flex_start(v, V, ist, preempt, now, fq, fh, fe, gmem, gsize, tmp, back, arr
     if preempt:
         for k in range(hsize):
             if hs[k] == v:
-                hsize = _heap_delete(ht, hs, hsize, k)
+                hsize = heap_remove(ht, hs, hsize, k)
                 break
     hsize = heap_push(ht, hs, hsize, end, v)
     return fh, nb + 1, hsize
