@@ -46,6 +46,7 @@ import numpy as np
 from numba import njit
 
 from infsched.tad import bound
+from infsched.tad.markov import MAX_COARSEN, cumulative_rates, departing_class, shift_rates
 from infsched.tad.model import MAIN
 from infsched.tad.reference import simulate_reference
 from infsched.tad.sim import simulate
@@ -125,19 +126,17 @@ def heapq_tad(params, n: int, lam: float, a_star: float, n_jobs: int, seed: int 
 
 # ------------------------------------------------------------------ (c) the limit
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)     # as the engine's kernels (see infsched.tad.choice)
 def _limit_loop(u, lam_tot, mu, sizes, stn, cr, n_target, max_coarsen):
     """Only what every event of the jump chain must do, in the engine's design: the holding-time
     term N/R, the event choice x = u·R, the busy count of one class and the cumulative rates
     (fixed trip), and the uniform for the next event (the arrival's residual while its grid
     allows, else a fresh draw). Arrivals go to the fastest class with an idle server (else the
-    last class, no queue kept); no policy table, no Δ, no batches, no per-server memory."""
+    last class, no queue kept); no policy table, no Δ, no batches, no per-server memory. The
+    rates are kept with the engine's own helpers (:mod:`infsched.tad.markov`)."""
     K = mu.shape[0]
     inv_lam = 1.0 / lam_tot
-    R = lam_tot
-    for k in range(K):
-        R += mu[k] * (sizes[k] - stn[k])
-        cr[k] = R
+    R = cumulative_rates(lam_tot, mu, sizes, stn, cr)
     N = 0
     ja = 0
     iu = 0
@@ -156,10 +155,8 @@ def _limit_loop(u, lam_tot, mu, sizes, stn, cr, n_target, max_coarsen):
                     break
             if stn[i] > 0:
                 stn[i] -= 1
-                mi = mu[i]
-                for kk in range(K):
-                    cr[kk] += mi if kk >= i else 0.0
-                R += mi
+                shift_rates(cr, i, mu[i])
+                R += mu[i]
             N += 1
             ja += 1
             c2 = coarse * R * inv_lam
@@ -168,15 +165,11 @@ def _limit_loop(u, lam_tot, mu, sizes, stn, cr, n_target, max_coarsen):
                 coarse = c2
                 continue
         else:
-            k = 0
-            for kk in range(K - 1):
-                k += x >= cr[kk]
+            k = departing_class(x, cr)
             if stn[k] < sizes[k]:
                 stn[k] += 1
-                mk = mu[k]
-                for kk in range(K):
-                    cr[kk] -= mk if kk >= k else 0.0
-                R -= mk
+                shift_rates(cr, k, -mu[k])
+                R -= mu[k]
             N -= 1
         x0 = u[iu]
         iu += 1
@@ -187,8 +180,6 @@ def _limit_loop(u, lam_tot, mu, sizes, stn, cr, n_target, max_coarsen):
 def limit_rate(n: int, lam: float, jobs: int) -> dict:
     """Jobs per CPU second of (c): the numpy draws a job consumes (PCG64 doubles in blocks, as
     the engine draws them) plus :func:`_limit_loop`, and the parts of that sum."""
-    from infsched.tad.sim import MAX_COARSEN
-
     sizes = MAIN.class_sizes(n).astype(np.int64)
     g = np.random.default_rng(1)
     u = g.random(2 * jobs + 16)

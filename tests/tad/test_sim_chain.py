@@ -1,13 +1,15 @@
-"""The jump-chain fast path (``sim._run_chain``: exponential service, no recorded times).
+"""The jump-chain fast path (``markov.run_jump_chain``: exponential service, no recorded
+times).
 
 ``simulate(..., service="exp")`` without ``record`` runs the jump chain of the queue-length
 Markov chain with incremental rates, counted single-job servers and reused uniforms; with
-``record=True`` it runs the timed chain (``_run_exp``), which draws every holding time. The two
-draw different numbers, so they are held to the same answer in distribution, and the fast path
-to the simpy reference and to closed forms (M/M/1, M/M/c at light load, JIQ's exact chain at
-light load, sums of M/M/1 queues under random routing, where servers with several jobs are the
-rule). Tolerances are 4 standard errors of the difference (batch means, 20 batches, Student t
-with 19 degrees of freedom); every test also asserts that the comparison has power.
+``record=True`` it runs the timed chain (``markov.run_timed``), which draws every holding
+time. The two draw different numbers, so they are held to the same answer in distribution,
+and the fast path to the simpy reference and to closed forms (M/M/1, M/M/c at light load,
+JIQ's exact chain at light load, sums of M/M/1 queues under random routing, where servers with
+several jobs are the rule). Tolerances are 4 standard errors of the difference (batch means,
+20 batches, Student t with 19 degrees of freedom); every test also asserts that the comparison
+has power.
 """
 
 from __future__ import annotations

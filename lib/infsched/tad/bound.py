@@ -13,6 +13,13 @@
 **Classes are 0-based in code**: the paper's class 1 (fastest) is index 0 and class K (most
 accurate) is index K-1. Labels meant for readers (:meth:`RoutingTuple.label`, the ``p1..pK``
 columns of :func:`lp_curve`) use the paper's 1-based numbering.
+
+Why one module of some 750 lines: every part after λ^max is a function of the LP's solution.
+R-JIQ's mixing and the Fig. 5 tolerance read p*(λ) along the whole load axis from the private
+waterfilling path (``_path``, ``_lp_star``) and share its argument checks (``_lam``, ``_n``,
+``_rhos``); the all-idle patterns and the worked examples combine the LP, the routing tuples
+and waterfilling. Cut along the paper's sections, the pieces would import each other's private
+helpers, so the module keeps the paper's order in sections instead.
 """
 
 from __future__ import annotations
