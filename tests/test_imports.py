@@ -16,10 +16,12 @@ The rule. Every module belongs to a layer, by its top-level name under ``infsche
    package never imports another paper's;
 3. ``serving``, the head-to-head chapter, which runs every paper's policy on one simulator and
    so may import the paper packages;
-4. the commands: ``runner`` (with ``interrupts``, its Ctrl-C handling), ``params`` (the chapters' parameter checks, which read every
-   chapter), ``chapters`` (``infsched sweep``: a chapter's experiments as one grid), ``cli``, and ``profiling`` (the torch profiler behind ``infsched profile`` and the
-   profiling chapter, which re-runs other chapters through the runner; nothing below it reads
-   a profile through it: a measured profile is read through ``infsched.profiles``).
+4. the commands: ``runner`` (with ``interrupts``, its Ctrl-C handling), ``params`` (the
+   chapters' parameter checks, which read every chapter), ``chapters`` (``infsched sweep``: a
+   chapter's experiments as one grid), ``cli``, and ``profiling`` (the torch profiler behind
+   ``infsched profile`` and the profiling chapter, which re-runs other chapters through the
+   runner; nothing below it reads a profile through it: a measured profile is read through
+   ``infsched.profiles``).
 
 A module may import any module of a lower layer, and modules of its own layer only within its
 own package (layer 1's modules and layer 4's are each one group), with no circle: the arrows

@@ -183,7 +183,7 @@ def _locate(given: Path) -> tuple[Path | None, list[Path]]:
 def profile_source(*names: str, none: bool = False) -> Check:
     """One of ``names``, or the path of a raw profile CSV (``infsched profile``) that exists
     where the chapter looks (the book's folder, the repository root; a path relative to the
-    current folder is made absolute) and passes :func:`infsched.profiling.timing.read_raw`."""
+    current folder is made absolute) and passes :func:`infsched.profiles.read_raw`."""
     allowed = (("None, " if none else "") + (", ".join(map(repr, names)) + " or " if names else "")
                + "the path of a raw profile CSV written by `infsched profile`")
 
@@ -198,7 +198,7 @@ def profile_source(*names: str, none: bool = False) -> Check:
             raise config_error(name, os.fspath(v), "no such file (looked in "
                                + ", ".join(dict.fromkeys(str(p.parent) for p in places))
                                + "); must be " + allowed)
-        from .profiling.timing import read_raw
+        from .profiles import read_raw
 
         try:
             read_raw(found)

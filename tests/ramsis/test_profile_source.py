@@ -194,4 +194,4 @@ def test_measured_points_have_their_own_folder_and_fall_back_where_iteration_cyc
     assert rows["feasible"].all() and rows["converged"].tolist() == [True, False]
     assert rows["iterations"].iloc[1] == ex.ARTIFACT_SWEEPS
     assert [p.name for p in (tmp_path / "c").iterdir()] == \
-        ["infsched.ramsis.experiments.solve_point_measured"]
+        ["infsched.ramsis.points.solve_point_measured"]

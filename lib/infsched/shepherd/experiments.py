@@ -13,108 +13,40 @@ runs Table 4's models uses them. The fitted profile is a plain value, :class:`Pr
 each simulated point carries as its ``profile`` parameter: worker processes rebuild the same
 models from it without reading the file, and its repr (the file's content hash and the fits) is
 part of the point's cache key.
+
+Re-exported here, from the modules they live in: the scales (:mod:`~infsched.shepherd.scales`),
+the profile (:mod:`~infsched.shepherd.profile`) and the three systems at one load point, the
+sweep point of Figs. 7-9 (:mod:`~infsched.shepherd.systems`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 import math
-from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 import pandas as pd
 
 from infsched.errors import one_of, require
-from infsched.shepherd import herd, nexus, sim, theory, traces
+from infsched.shepherd import herd, sim, theory, traces
 from infsched.shepherd.model import B_MAX, DEFAULT_SLO_MS, TABLE4, ModelSet, Requests
 from infsched.shepherd.profile import (PUBLISHED, ProfileSource, _profile, active_profile,
                                        load_profile, profile_models, profile_table, use_profile)
 from infsched.sweep import default_processes, run_sweep
+from infsched.shepherd.scales import SCALES, SCALE_NAMES, Scale, get_scale, stand_in
+from infsched.shepherd.systems import (SYSTEMS, _sim_version, _systems_sweep, check_trace_memory,
+                                       knapsack_bound, run_system, shepherd_group)
 
 __all__ = ["PUBLISHED", "PROFILE_DEPENDENT", "ProfileSource", "load_profile", "use_profile",
-           "active_profile", "profile_models", "profile_table", "SCALES", "SYSTEMS",
-           "CONTROLLER_US", "PER_WORKER_RATE", "get_scale",
-           "check_parameters", "table4", "claims_table4", "theory_curve", "claims_theory", "fig2",
-           "claims_fig2", "fig5", "claims_fig5", "table5", "claims_table5", "fig3", "claims_fig3",
-           "fig4", "claims_fig4", "fig11a", "claims_fig11a", "knapsack_bound", "run_system",
-           "fig7", "claims_fig7", "claims_fig8", "fig9", "claims_fig9", "fig10", "claims_fig10",
-           "claims_fig11b", "preemption_model", "flex_vs_opt", "claims_flex_vs_opt", "throughput_table", "lambda_sweep", "EXPERIMENTS", "run_experiment"]
-
-SCALE_NAMES = ("smoke", "default", "paper")
-
-
-@dataclass(frozen=True)
-class Scale:
-    """Sizes behind one scale.
-
-    ``cv_streams``/``cv_minutes``: the count matrices of Figs. 2 and 5 (``group_streams`` for
-    Fig. 5's largest groups); ``warmup_s``/``measure_s``: the simulated horizon of Figs. 7–9;
-    ``scal_warmup_s``/``scal_measure_s``: of Figs. 10–11b; ``rates``: Fig. 7's offered loads for
-    12 GPUs (req/s); ``slos``: Fig. 9's SLOs (ms); ``workers``: Fig. 10's cluster sizes;
-    ``seeds``: runs per point; ``streams``: MAF-synth streams; ``table5_K``: Table 5's sizes.
-    """
-
-    cv_streams: int
-    cv_minutes: int
-    group_streams: int
-    warmup_s: float
-    measure_s: float
-    scal_warmup_s: float
-    scal_measure_s: float
-    rates: tuple[float, ...]
-    slos: tuple[float, ...]
-    workers: tuple[int, ...]
-    seeds: int
-    streams: int
-    table5_K: tuple[int, ...]
-    fig11a_s: float
-
-
-SCALES: dict[str, Scale] = {
-    "smoke": Scale(cv_streams=300, cv_minutes=1440, group_streams=2000, warmup_s=0.2,
-                   measure_s=0.4, scal_warmup_s=0.1, scal_measure_s=0.3,
-                   rates=(3e3, 24e3, 144e3), slos=(50.0, 250.0), workers=(12, 48),
-                   seeds=1, streams=1000, table5_K=(200, 1000), fig11a_s=2.0),
-    "default": Scale(cv_streams=1000, cv_minutes=10080, group_streams=10000, warmup_s=0.5,
-                     measure_s=1.5, scal_warmup_s=0.25, scal_measure_s=1.0,
-                     rates=(3e3, 6e3, 12e3, 24e3, 48e3, 96e3, 144e3),
-                     slos=(50.0, 100.0, 150.0, 200.0, 250.0, 500.0),
-                     workers=(12, 48, 96, 144, 192, 288, 400), seeds=1, streams=4600,
-                     table5_K=(200, 400, 600, 800, 1000), fig11a_s=12.0),
-    "paper": Scale(cv_streams=1000, cv_minutes=20160, group_streams=10000, warmup_s=1.0,
-                   measure_s=10.0, scal_warmup_s=0.5, scal_measure_s=5.0,
-                   rates=(3e3, 6e3, 12e3, 24e3, 48e3, 96e3, 144e3),
-                   slos=(10.0, 50.0, 100.0, 150.0, 200.0, 250.0, 500.0),
-                   workers=(12, 48, 96, 144, 192, 288, 400), seeds=3, streams=46000,
-                   table5_K=(200, 400, 600, 800, 1000), fig11a_s=60.0),
-}
-
-
-def get_scale(scale: str) -> Scale:
-    return SCALES[one_of("scale", scale, SCALE_NAMES)]
-
-
-#: the Scale fields that set each simulated item's size and run length (``seeds`` repeats a
-#: run: it widens our confidence interval, it does not shrink the setting)
-_STAND_IN_FIELDS: dict[str, tuple[str, ...]] = {
-    "fig2": ("cv_streams", "cv_minutes"), "fig5": ("cv_streams", "cv_minutes", "group_streams"),
-    "fig7": ("warmup_s", "measure_s", "streams", "rates"),
-    "fig8": ("warmup_s", "measure_s", "streams", "rates"),
-    "fig9": ("warmup_s", "measure_s", "streams", "slos"),
-    "fig10": ("scal_warmup_s", "scal_measure_s", "workers"),
-    "fig11b": ("scal_warmup_s", "scal_measure_s", "workers"),
-    "fig11a": ("fig11a_s",), "table5": ("table5_K",),
-}
-
-
-def stand_in(item: str, scale: str) -> str | None:
-    """Why ``item`` at ``scale`` is a scaled-down stand-in of the ``paper`` scale's setting (the
-    paper's horizon, streams and grids), or None."""
-    from infsched.report import setting_shortfall
-
-    return setting_shortfall(get_scale(scale), SCALES["paper"], _STAND_IN_FIELDS.get(item, ()))
+           "active_profile", "profile_models", "profile_table", "CONTROLLER_US", "EXPERIMENTS",
+           "PER_WORKER_RATE", "check_parameters", "claims_fig10", "claims_fig11a", "claims_fig11b",
+           "claims_fig2", "claims_fig3", "claims_fig4", "claims_fig5", "claims_fig7",
+           "claims_fig8", "claims_fig9", "claims_flex_vs_opt", "claims_table4", "claims_table5",
+           "claims_theory", "fig10", "fig11a", "fig2", "fig3", "fig4", "fig5", "fig7", "fig9",
+           "flex_vs_opt", "lambda_sweep", "preemption_model", "run_experiment", "table4", "table5",
+           "theory_curve", "throughput_table", "SCALES", "SCALE_NAMES", "Scale", "get_scale",
+           "stand_in", "SYSTEMS", "check_trace_memory", "knapsack_bound", "run_system",
+           "shepherd_group"]
 
 
 # ------------------------------------------------------------------ the latency profile
@@ -149,11 +81,6 @@ def check_parameters(workers: int, slo_ms: float, model_set_name: str = "cv16",
     profile_models(model_set_name, profile).check_slo(slo_ms)
     require(np.isfinite(lam) and lam > 1, "lam", lam, "must be > 1 (FLEX preempts when the new "
             "batch is at least λ times the running one)")
-
-
-def _code_version(*objs) -> str:
-    src = "".join(inspect.getsource(o) for o in objs)
-    return hashlib.sha256(src.encode()).hexdigest()[:12]
 
 
 # ------------------------------------------------------------------ Table 4 and the theory
@@ -409,176 +336,6 @@ def claims_fig11a(f11: pd.DataFrame) -> dict:
 
 
 # ------------------------------------------------------------------ Figs. 7-9: load and SLO
-
-SYSTEMS = ("SHEPHERD", "Clockwork", "Nexus")
-
-
-def knapsack_bound(model_rates, models: ModelSet, slo_ms: float, n_gpus: float) -> float:
-    """An upper bound on any scheduler's goodput: each model served at most at its arrival rate
-    and at most at its best throughput ``T_k`` (its largest batch within the SLO, back to
-    back), GPUs shared fractionally; filled greedily by ``T_k`` (fractional knapsack)."""
-    b = models.max_batch(slo_ms)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        T = np.where(b > 0, 1000.0 * b / models.latency(np.arange(models.n), np.maximum(b, 1)), 0)
-    cap, total = float(n_gpus), 0.0
-    for k in np.argsort(-T, kind="stable"):
-        if T[k] <= 0 or cap <= 0:
-            continue
-        x = min(float(model_rates[k]), cap * T[k])
-        total += x
-        cap -= x / T[k]
-    return total
-
-
-def _shepherd_groups(model_rates, models: ModelSet, workers: int, slo_ms: float,
-                     g_bar: int = 12) -> tuple[np.ndarray, np.ndarray]:
-    """HERD-L's groups for the cluster: (group of each model, GPUs of each group). [ours] When
-    Nexus's rule (two batch latencies within the SLO) leaves every model unservable, as a
-    measured profile's slow models can at a tight SLO, the needs are sized on the ceiling (the
-    largest batch within the SLO, back to back) instead; with no servable model at all, every
-    model goes to the first group."""
-    if workers <= g_bar:
-        return np.zeros(models.n, dtype=np.int64), np.array([workers])
-    T = herd.stream_throughput(models, slo_ms)
-    need = np.where(T > 0, np.asarray(model_rates) / np.where(T > 0, T, 1), 0.0)
-    if not need.sum() > 0:
-        b = models.max_batch(slo_ms)
-        T = np.where(b > 0, 1000.0 * b / models.latency(np.arange(models.n), np.maximum(b, 1)), 0)
-        need = np.where(T > 0, np.asarray(model_rates) / np.where(T > 0, T, 1), 0.0)
-        if not need.sum() > 0:
-            sizes = [g_bar] * (workers // g_bar) + ([workers % g_bar] if workers % g_bar else [])
-            return np.zeros(models.n, dtype=np.int64), np.array(sizes, dtype=np.int64)
-    plan = herd.herd_l(need, workers, g_bar)
-    return np.asarray(plan.assign, dtype=np.int64), np.asarray(plan.sizes, dtype=np.int64)
-
-
-def _point_workload(variant: str, rate: float, workers: int, slo_ms: float, seed: int,
-                    warmup_s: float, measure_s: float, streams: int, model_set_name: str,
-                    instances: bool, profile=PUBLISHED):
-    """The models, MAF-synth slice, requests and measured window ``[t0, t1)`` (ms) of one point.
-    Arrivals go on for one SLO past the window: a window that ends with the arrivals would be
-    followed by a drain in which the GPUs serve only its requests, inflating goodput."""
-    ms = profile_models(model_set_name, profile)
-    if instances:
-        ms = ms.replicate(workers)
-    horizon = warmup_s + measure_s + slo_ms / 1000.0
-    sl = traces.maf_arrivals(streams, rate, horizon, variant, ms, seed=seed)
-    return ms, sl, sl.requests(slo_ms), 1000.0 * warmup_s, 1000.0 * (warmup_s + measure_s)
-
-
-def run_system(system: str, variant: str, rate: float, workers: int, slo_ms: float, seed: int,
-               warmup_s: float, measure_s: float, streams: int, lam: float = 3.03,
-               model_set_name: str = "cv16", controller_us: float = 0.0,
-               g_bar: int = 12, instances: bool = False, profile=PUBLISHED) -> dict:
-    """One point of Figs. 7-10: ``system`` serving MAF-synth (``variant``) at ``rate`` req/s on
-    ``workers`` GPUs; goodput and utilisation over the measured window, after the warm-up.
-    SHEPHERD is HERD-L's groups of at most ``g_bar`` GPUs, each run by FLEX. ``instances``: one
-    model instance per GPU (instance k has profile k mod 16; the paper's "#models = #workers"),
-    so that a model-stream, which HERD places in one group, never needs more than a group.
-    ``profile``: a :class:`ProfileSource` (or ``"published"``), carried by the point so that a
-    worker process runs the caller's models and the cache keeps profiles apart."""
-    models, sl, req, t0, t1 = _point_workload(variant, rate, workers, slo_ms, seed, warmup_s,
-                                              measure_s, streams, model_set_name, instances,
-                                              profile)
-    lat = np.empty(0)
-    if system == "Nexus":
-        r = nexus.simulate(req, models, workers, nexus.plan_for_peak(req, models, workers, slo_ms))
-        good, util, useful = r.goodput(t0, t1), r.utilization(t0, t1), r.utilization(t0, t1)
-        lat = r.latency(t0, t1)
-    elif system == "Clockwork":
-        r = sim.simulate(req, models, workers, "clockwork", controller_us=controller_us)
-        good, util, useful = r.goodput(t0, t1), r.utilization(t0, t1), r.utilization(t0, t1, True)
-        w = (r.arrival >= t0) & (r.arrival < t1) & r.served
-        lat = r.completion[w] - r.arrival[w]
-    else:
-        group, sizes = _shepherd_groups(sl.rates.model_rate, models, workers, slo_ms, g_bar)
-        good = util = useful = 0.0
-        lats = []
-        for j, size in enumerate(sizes):
-            mask = group[req.model] == j
-            if not mask.any():
-                continue
-            sub = Requests(req.arrival[mask], req.model[mask], req.deadline[mask])
-            r = sim.simulate(sub, models, int(size), "flex", lam=lam, controller_us=controller_us)
-            good += r.goodput(t0, t1)
-            util += r.utilization(t0, t1) * size / workers
-            useful += r.utilization(t0, t1, True) * size / workers
-            w = (r.arrival >= t0) & (r.arrival < t1) & r.served
-            lats.append(r.completion[w] - r.arrival[w])
-        lat = np.concatenate(lats) if lats else lat
-    # requests arriving in the window may finish up to one SLO after it: the GPUs' time for
-    # them is workers × (window + SLO)
-    stretch = (t1 - t0 + slo_ms) / (t1 - t0)
-    bound = knapsack_bound(np.bincount(req.model[(req.arrival >= t0) & (req.arrival < t1)],
-                                       minlength=models.n) / measure_s, models, slo_ms,
-                           workers * stretch)
-    q = np.quantile(lat, np.linspace(0, 1, 21)) if lat.size else np.full(21, np.nan)
-    return {"goodput": good, "utilization": util, "useful_utilization": useful,
-            "offered": float(((req.arrival >= t0) & (req.arrival < t1)).sum()) / measure_s,
-            "bound": bound, "near_slo": float((lat >= 0.8 * slo_ms).mean()) if lat.size else np.nan,
-            **{f"lat_q{5 * i}": float(v) for i, v in enumerate(q)}}
-
-
-def shepherd_group(variant: str, rate: float, workers: int, slo_ms: float, seed: int,
-                   warmup_s: float, measure_s: float, streams: int, group: int,
-                   lam: float = 3.03, model_set_name: str = "cv16", controller_us: float = 0.0,
-                   g_bar: int = 12, instances: bool = False, profile=PUBLISHED) -> dict:
-    """Group ``group`` of SHEPHERD's plan for one point of :func:`run_system`: the same workload
-    and HERD-L plan, only this group's requests, served by one FLEX. Groups are independent by
-    construction, so a large cluster's groups run as separate sweep points, in parallel."""
-    models, sl, req, t0, t1 = _point_workload(variant, rate, workers, slo_ms, seed, warmup_s,
-                                              measure_s, streams, model_set_name, instances,
-                                              profile)
-    assign, sizes = _shepherd_groups(sl.rates.model_rate, models, workers, slo_ms, g_bar)
-    mask = assign[req.model] == group
-    size = int(sizes[group])
-    if not mask.any():
-        return {"goodput": 0.0, "busy": 0.0, "useful": 0.0, "size": size}
-    sub = Requests(req.arrival[mask], req.model[mask], req.deadline[mask])
-    r = sim.simulate(sub, models, size, "flex", lam=lam, controller_us=controller_us)
-    return {"goodput": r.goodput(t0, t1), "busy": r.utilization(t0, t1) * size,
-            "useful": r.utilization(t0, t1, True) * size, "size": size}
-
-
-def _sim_version() -> str:
-    """The cache key of a simulated point: the point functions and every module they run."""
-    return _code_version(run_system, shepherd_group, _point_workload, knapsack_bound,
-                         _shepherd_groups, profile_models, sim, nexus, traces, herd)
-
-
-def check_trace_memory(workers: int, rate: float, seconds: float, name: str = "workers") -> None:
-    """Refuse (a ConfigError naming ``name``) a point whose request trace cannot fit: ``rate``
-    requests/s for ``seconds``, each with its arrival, model, deadline and completion (8 bytes
-    each; the engine's other arrays come on top, so this is a lower bound)."""
-    from infsched.limits import check_memory
-
-    n = float(rate) * float(seconds)
-    check_memory(name, workers, 32.0 * n, f"a trace of {n:.3g} requests ({float(rate):.4g} requests/s "
-                 f"for {float(seconds):g} s)")
-
-
-def _systems_sweep(sc: Scale, points: list[tuple[float, float]], by: str, seed: int,
-                   workers: int, lam: float, model_set_name: str,
-                   n_jobs: int | None, profile=None) -> pd.DataFrame:
-    """SHEPHERD, Clockwork and Nexus at each (rate, SLO) point on both workloads, averaged over
-    the scale's seeds and grouped by ``by`` (``"rate"`` or ``"slo_ms"``)."""
-    # the caller's names, before any point is built (workers = 0 used to fail as total_rate)
-    require(isinstance(workers, (int, np.integer)) and not isinstance(workers, bool) and workers >= 1,
-            "workers", workers, "must be an integer >= 1 (GPUs)")
-    check_trace_memory(workers, max(r for r, _ in points), sc.warmup_s + sc.measure_s)
-    require(isinstance(lam, (int, float, np.integer, np.floating)) and not isinstance(lam, bool)
-            and np.isfinite(lam) and lam > 1, "lam", lam, "must be a finite number > 1 (FLEX's "
-            "preemption threshold)")
-    prof = _profile(profile)
-    profile_models(model_set_name, prof)  # fail here, not in a worker, on a set the profile lacks
-    grid = [dict(system=s, variant=v, rate=r, workers=workers, slo_ms=slo, seed=seed + k,
-                 warmup_s=sc.warmup_s, measure_s=sc.measure_s, streams=sc.streams, lam=lam,
-                 model_set_name=model_set_name, profile=prof)
-            for s in SYSTEMS for v in ("stable", "bursty") for r, slo in points
-            for k in range(sc.seeds)]
-    out = run_sweep(run_system, grid, n_jobs=default_processes(n_jobs), version=_sim_version())
-    return out.groupby(["system", "variant", by], as_index=False).mean(numeric_only=True)
-
 
 def fig7(scale: str = "default", seed: int = 0, *, workers: int = 12, slo_ms: float = 250.0,
          lam: float = 3.03, model_set_name: str = "cv16", n_jobs: int | None = None,

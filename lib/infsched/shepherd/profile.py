@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from infsched.errors import ConfigError, config_error, require
-from infsched.profiles import linear_fit, locate, raw_profile
+from infsched.profiles import PUBLISHED, linear_fit, locate, raw_profile  # PUBLISHED: Table 4's V100 α, β
 from infsched.shepherd.model import DEFAULT_SLO_MS, TABLE4, ModelSet
 from infsched.shepherd.model import model_set as paper_set
 
@@ -62,9 +62,6 @@ def measured_model_set(raw: "pd.DataFrame | str | os.PathLike[str]", model_set: 
     return ModelSet(tuple(base.names[i] for i in idx), np.array(alpha), np.array(beta),
                     base.exit_points[idx]), dropped
 
-
-#: the ``profile`` of Table 4: the paper's α, β, measured on a V100
-PUBLISHED = "published"
 
 _PROFILE_ALLOWED = (f"must be {PUBLISHED!r} (Table 4's V100 α, β) or the path of a raw profile "
                     "CSV written by `infsched profile` (a relative path is looked up from the "
