@@ -297,11 +297,10 @@ def run_jump_chain(ubuf,
                 # its check (coarse·R/nλ) then reads w's grid, (grid of v)/p_i
                 x = (v - cum_lo[p, i]) * inv_p[p, i] * lam_tot
                 coarse *= inv_p[p, i]
-                used = 0
             else:
                 i, used = choose_class(code, lenient, p, dl, stn, sizes, n_total, cum_p, d, ntol,
                                        ptol, pos, neg, proper, lo, hi, pick, ntup, ubuf, iu)
-            iu += used
+                iu += used
             if jiq and stn[i] > 0:
                 starts_busy = True
             else:
