@@ -1,0 +1,265 @@
+"""The head-to-head chapter's contenders: each paper's policy (or a simple baseline) turned into a
+:class:`~infsched.serving.ServingConfig` for a system (zoo, ``K`` workers, the SLO it plans
+for) and its own knob (spec headtohead §3), and :func:`judge`, the metrics every run is judged
+on (spec headtohead §2).
+
+The planning each paper does lives in its own package (the TAD LP, R-JIQ's split, RAMSIS's MDP,
+Jellyfish+ and ModelSwitching, Shepherd's planner); this module only calls it on a Zoo.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ..errors import one_of, require
+from ..profiles import PROFILE_NAMES, pareto_mask
+from ..workload import poisson_arrivals
+from .config import ServingConfig
+from .scales import get_scale
+from .sim import DEADLINE_TOL_MS, simulate
+from .zoo import Zoo
+
+__all__ = ["LABELS", "CONTENDERS", "TAD_CONTENDERS", "REPLANNING", "MEAN_PLANNED", "tad_split",
+           "rjiq_split", "jellyfish_choice", "ramsis_policy", "model_switching_choice",
+           "contender_config", "judge"]
+
+#: contender -> its display name (also its plotting style key)
+LABELS: dict[str, str] = {
+    "most-accurate": "most-accurate",
+    "fastest": "fastest",
+    "slack-accurate": "slack-accurate",
+    "batch-greedy": "batch-greedy",
+    "tad": "TAD",
+    "tad-batch": "TAD+batching",
+    "tad-op": "TAD-OP",
+    "r-jiq": "R-JIQ",
+    "ramsis": "RAMSIS",
+    "jellyfish+": "Jellyfish+",
+    "modelswitching": "ModelSwitching",
+    "flex": "FLEX",
+    "flex-np": "FLEX-NP",
+}
+#: the λ-planned contenders that re-plan per load level (a 500 ms load monitor, as in RAMSIS)
+REPLANNING = ("ramsis", "jellyfish+", "modelswitching")
+#: variants planned once, for the stream's mean rate: what re-planning buys (not in the sweeps)
+MEAN_PLANNED: dict[str, str] = {"ramsis@mean": "RAMSIS (mean λ)", "jellyfish+@mean": "Jellyfish+ (mean λ)"}
+#: the contenders from the TAD paper: server classes from :func:`tad_split`, knob a*
+TAD_CONTENDERS = ("tad", "tad-batch", "tad-op", "r-jiq")
+CONTENDERS: tuple[str, ...] = tuple(LABELS)
+LABELS.update(MEAN_PLANNED)
+
+
+def tad_split(zoo: Zoo, workers: int, a_star: float, slo_ms: float) -> tuple[str, ...]:
+    """TAD's server layout on ``K`` workers (spec headtohead §3): the server types are the
+    Pareto-front models that meet the SLO at batch 1; the TAD LP (least mean service time with
+    mean accuracy ``>= a*``, :func:`infsched.optim.solve_lp`) picks the routing split ``p``, and
+    the workers are split in proportion to the work ``p_k l(k, 1)`` each type receives (so every
+    type runs at the same utilisation), by largest remainder, each used type at least one
+    worker. The split does not depend on λ: the total work constraint only says whether λ fits."""
+    from ..errors import InfeasibleError
+    from ..optim import solve_lp
+
+    l1 = zoo.latency_ms[:, 0]
+    cand = np.flatnonzero(pareto_mask(l1, zoo.accuracy) & (l1 <= slo_ms))
+    acc, lat = zoo.accuracy[cand], l1[cand]
+    if a_star > acc.max():
+        raise InfeasibleError(f"a* = {a_star:g} exceeds the most accurate model that meets the "
+                              f"SLO ({slo_ms:g} ms) at batch 1, {acc.max():g}")
+    sol = solve_lp(lat, A_ub=-acc[None, :], b_ub=[-a_star], A_eq=np.ones((1, cand.size)), b_eq=[1.0],
+                   bounds=(0, None))
+    p = np.clip(np.asarray(sol.x, float), 0, None)
+    p[p < 1e-9] = 0.0
+    work = p * lat / float(p @ lat)
+    used = np.flatnonzero(work > 0)
+    counts = np.zeros(cand.size, np.int64)
+    counts[used] = 1 if workers >= used.size else 0
+    rest = workers - counts.sum()
+    target = work * workers - counts
+    base = np.floor(np.clip(target, 0, None)).astype(np.int64)
+    base = np.minimum(base, rest)
+    counts += base
+    rest = workers - counts.sum()
+    frac = np.where(work > 0, target - base, -np.inf)
+    for i in np.argsort(-frac, kind="stable")[:rest]:
+        counts[i] += 1
+    return tuple(zoo.names[cand[i]] for i in range(cand.size) for _ in range(int(counts[i])))
+
+
+def rjiq_split(params, a_star: float, rate_qps: float, workers: int) -> tuple[float, ...]:
+    """R-JIQ's class probabilities p_RJIQ(λ) (TAD paper eq. 4) for the mean rate ``rate_qps``
+    on ``workers`` servers of the classes ``params`` (rates per ms). Past λ^max, where the
+    formula is undefined (no routing meets a* and the capacities), R-JIQ runs tuned to λ^max."""
+    from ..tad import bound
+
+    lam = rate_qps / 1000.0 / workers  # per server per ms, the units of params.mu
+    lam = min(lam, bound.lambda_max(params, a_star))
+    return tuple(float(x) for x in bound.rjiq_probs(params, a_star, lam, workers))
+
+
+class _ProfileView:
+    """What :func:`infsched.ramsis.baselines.jellyfish_plus` reads of a profile, from a Zoo."""
+
+    def __init__(self, zoo: Zoo):
+        self.models, self.accuracy, self._lat = zoo.names, zoo.accuracy, zoo.latency_ms
+
+    def latency_table(self, b_max: int) -> np.ndarray:
+        return self._lat[:, :b_max].copy()
+
+
+def jellyfish_choice(zoo: Zoo, workers: int, slo_ms: float, rate_qps: float) -> tuple[str, int]:
+    """Jellyfish+'s (model, batch cap) at the mean load (RAMSIS spec §4.1), via the RAMSIS
+    chapter's own :func:`infsched.ramsis.baselines.jellyfish_plus`."""
+    from ..ramsis.baselines import jellyfish_plus
+
+    tab = jellyfish_plus(_ProfileView(zoo), [rate_qps], workers, slo_ms, max_batch=zoo.max_batch)
+    return zoo.names[int(tab.model[0])], int(tab.cap[0])
+
+
+def ramsis_policy(profile: str, workers: int, slo_ms: float, rate_qps: float, d: int,
+                  zoo: Zoo | None = None):
+    """RAMSIS's worker policy (the RAMSIS chapter's solver, :func:`infsched.ramsis.mdp.solve`:
+    FLD grid of ``d`` steps, N = 32, maximal batching) for the rate ``rate_qps``; above the
+    pool's capacity, where no policy exists, the policy for just below it. ``profile`` is a
+    published profile's name, or any other profile with its ``zoo``
+    (:func:`~infsched.serving.experiments.load_zoo`). Cached per process."""
+    from ..ramsis.model import capacity_qps
+
+    zoo = None if profile in PROFILE_NAMES else zoo
+    prof = _profile_obj(profile, zoo)
+    plan = min(float(rate_qps), 0.999 * capacity_qps(prof, workers))
+    return _ramsis_solution(str(profile), int(workers), float(slo_ms), round(plan, 6), int(d), zoo)
+
+
+@lru_cache(maxsize=512)
+def _ramsis_solution(profile: str, workers: int, slo_ms: float, rate: float, d: int,
+                     zoo: Zoo | None = None):
+    """Relative value iteration to convergence; where it does not converge (on some measured
+    profiles a flat stretch of ``l(m, b)`` makes the chain periodic, and the span of the update
+    oscillates), the authors' artifact's rule: 100 undiscounted sweeps."""
+    from ..ramsis import mdp
+    from ..ramsis.model import MDPConfig
+
+    cfg = MDPConfig(slo_ms, workers, rate, d=d)
+    try:
+        sol = mdp.solve(_profile_obj(profile, zoo), cfg, metrics=False)
+    except mdp.ConvergenceError:
+        sol = mdp.solve(_profile_obj(profile, zoo), cfg, horizon=100, metrics=False)
+    return (sol.grid, sol.model, sol.batch)
+
+
+@lru_cache(maxsize=8)
+def _profile_obj(profile: str, zoo: Zoo | None = None):
+    """The :class:`~infsched.profiles.Profile` RAMSIS's solver reads: the published one, or one
+    built from ``zoo`` (a Zoo hashes by identity, and a changed profile file loads a new one)."""
+    from ..profiles import Profile, load_profile
+
+    if profile in PROFILE_NAMES:
+        return load_profile(profile)
+    require(zoo is not None, "profile", profile,
+            "is not a published profile name: RAMSIS's policy needs its Zoo (load_zoo(profile))")
+    return Profile(name=str(profile), models=zoo.names, accuracy=zoo.accuracy,
+                   latency_ms=zoo.latency_ms, spread=zoo.spread)
+
+
+@lru_cache(maxsize=256)
+def model_switching_choice(zoo: Zoo, workers: int, slo_ms: float, rate_qps: float, n: int,
+                           seed: int = 0) -> tuple[str, int]:
+    """ModelSwitching (RAMSIS spec §4.2) searched on this simulator: with Poisson arrivals at the
+    mean rate, the central queue with each model fixed (most accurate first) and the Jellyfish+
+    cap; the first model with fewer than 1 % of queries late, else the fastest. Cached per
+    process (a Zoo hashes by identity, and :func:`load_zoo` returns one per profile)."""
+    from ..ramsis.baselines import MS_THRESHOLD
+
+    _, cap = jellyfish_choice(zoo, workers, slo_ms, rate_qps)
+    arr = poisson_arrivals(rate_qps / 1000.0, n=n, rng=np.random.default_rng(seed))
+    for m in np.argsort(-zoo.accuracy, kind="stable"):
+        cfg = ServingConfig(zoo, workers=workers, slo_ms=slo_ms, policy="fcfs", model=zoo.names[m],
+                            max_batch=cap)
+        late = 1.0 - simulate(cfg, arrivals=arr, seed=seed).on_time.mean()
+        if late < MS_THRESHOLD:
+            return zoo.names[m], cap
+    return zoo.names[zoo.fastest], cap
+
+
+def contender_config(name: str, zoo: Zoo, workers: int, slo_ms: float, *, rate_qps: float,
+                     a_star: float = 76.0, service: str = "deterministic", profile: str | None = None,
+                     scale: str = "default") -> ServingConfig:
+    """The configuration contender ``name`` runs with when it plans for ``slo_ms`` (and, for
+    TAD, targets ``a_star``); ``rate_qps`` is the mean load, read only by the contenders planned
+    for it (R-JIQ, FLEX's model, the ``@mean`` variants). RAMSIS, Jellyfish+ and ModelSwitching
+    re-plan as the RAMSIS paper runs them: one plan per load level of the scale's
+    ``plan_levels`` (shares of the capacity at ``slo_ms``), the one in force picked by the rate
+    over the last 500 ms. RAMSIS needs the ``profile`` name (its solver reads the profile);
+    ``scale`` sets the levels, RAMSIS's grid and ModelSwitching's search length."""
+    one_of("contender", name, tuple(LABELS))
+    common = dict(workers=workers, slo_ms=slo_ms, service=service)
+    sc = get_scale(scale)
+    if name in ("flex", "flex-np"):  # on the model Shepherd's planner provisions for the mean rate
+        from .flex import planner_model
+
+        m = planner_model(zoo, workers, slo_ms, rate_qps)
+        return ServingConfig(zoo, policy=name, model=zoo.names[m], **common)
+    levels = tuple(x * zoo.capacity_qps(workers, slo_ms) for x in sc.plan_levels)
+    if name in ("ramsis", "ramsis@mean"):
+        require(profile is not None, "profile", profile, "RAMSIS needs the profile's name")
+        if name == "ramsis@mean":
+            pol = ramsis_policy(profile, workers, slo_ms, rate_qps, sc.ramsis_d, zoo)
+            return ServingConfig(zoo, policy="ramsis", mdp_policy=pol, **common)
+        pols = [ramsis_policy(profile, workers, slo_ms, x, sc.ramsis_d, zoo) for x in levels]
+        return ServingConfig(zoo, policy="ramsis", mdp_policy=pols, plan_loads=levels, **common)
+    if name == "modelswitching":
+        plan = tuple(model_switching_choice(zoo, workers, slo_ms, x, sc.ms_queries) for x in levels)
+        return ServingConfig(zoo, policy="fcfs", plan_loads=levels, plan=plan, **common)
+    if name == "jellyfish+":
+        plan = tuple(jellyfish_choice(zoo, workers, slo_ms, x) for x in levels)
+        return ServingConfig(zoo, policy="fcfs", plan_loads=levels, plan=plan, **common)
+    if name in ("most-accurate", "fastest", "slack-accurate", "batch-greedy"):
+        return ServingConfig(zoo, policy=name, **common)
+    if name in ("tad-op", "r-jiq"):
+        wm = tad_split(zoo, workers, a_star, slo_ms)
+        cfg = ServingConfig(zoo, policy="tad-op", a_star=a_star, worker_models=wm, **common)
+        if name == "tad-op":
+            return cfg
+        return ServingConfig(zoo, policy="r-jiq", a_star=a_star, worker_models=wm,
+                             class_p=rjiq_split(cfg.system_params(), a_star, rate_qps, workers), **common)
+    if name in ("tad", "tad-batch"):
+        wm = tad_split(zoo, workers, a_star, slo_ms)
+        cap = 1
+        if name == "tad-batch":  # the largest batch every TAD server type serves within the SLO
+            idx = [zoo.names.index(m) for m in set(wm)]
+            fits = np.all(zoo.latency_ms[idx] <= slo_ms, axis=0)
+            cap = int(np.flatnonzero(fits).max() + 1) if fits.any() else 1
+        return ServingConfig(zoo, policy="tad", a_star=a_star, worker_models=wm, max_batch=cap,
+                             **common)
+    model, cap = jellyfish_choice(zoo, workers, slo_ms, rate_qps)  # jellyfish+@mean
+    return ServingConfig(zoo, policy="fcfs", model=model, max_batch=cap, **common)
+
+
+def judge(res, slo_ms: float, warmup: float = 0.1) -> dict[str, float]:
+    """Spec headtohead §2's metrics of one run, judged on ``slo_ms`` (which may differ from the
+    SLO the contender planned for), over the queries after the first ``warmup`` share."""
+    k = int(warmup * res.arrival.size)
+    served = res.served[k:]
+    lat = res.latency[k:]
+    with np.errstate(invalid="ignore"):
+        ok = served & (lat <= slo_ms + DEADLINE_TOL_MS)
+    acc = res.config.zoo.accuracy[np.maximum(res.model[k:], 0)]
+    span_s = (res.arrival[-1] - res.arrival[k]) / 1000.0
+    ls = lat[served]
+    return {
+        "attainment": float(ok.mean()),
+        "accuracy_served": float(acc[ok].mean()) if ok.any() else float("nan"),
+        "accuracy_per_arrival": float(np.where(ok, acc, 0.0).mean()),
+        "accuracy_routed": float(acc[served].mean()) if served.any() else float("nan"),
+        "goodput_qps": float(ok.sum() / span_s) if span_s > 0 else float("nan"),
+        "mean_latency_ms": float(ls.mean()) if ls.size else float("nan"),
+        "p99_latency_ms": float(np.percentile(ls, 99)) if ls.size else float("nan"),
+        "dropped": float(1.0 - served.mean()),
+        "served_late": float((served & ~ok).sum() / max(int(served.sum()), 1)),
+        "mean_batch": float(res.bsize[k:][served].mean()) if ls.size else float("nan"),
+        "min_delta": float(res.min_delta),  # TAD family: least running accuracy surplus (0 otherwise)
+        "final_delta": float(res.final_delta),  # ... and at the end of the run
+        "preemptions_per_query": res.preemptions / res.arrival.size,  # FLEX (0 otherwise)
+    }
