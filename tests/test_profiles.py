@@ -1,5 +1,6 @@
 """infsched.profiles: the Profile class, the artifact's post-processing, the RAMSIS data and
-loader, the Pareto front (spec ramsis T10) and the synthetic 60-model set (T9)."""
+loader, the Pareto front (spec ramsis T10), the synthetic 60-model set (T9) and the profile
+registry (a raw profile held by content, its errors, where a path is looked up)."""
 
 from __future__ import annotations
 
@@ -428,3 +429,60 @@ def test_lstsq_extrapolation_is_the_artifacts_least_squares_line():
     np.testing.assert_array_equal(p.latency_table(B + 3, "lstsq")[:, :B], p.latency_ms)
     with pytest.raises(ConfigError, match="extrapolation"):
         p.latency_table(B + 3, "cubic")
+
+
+# ------------------------------------------------------------------ the registry (issue 25)
+
+def test_the_registry_keys_a_raw_profile_by_its_content(tmp_path, monkeypatch):
+    """A reader's raw profile is held by content: the same bytes under two names are one
+    profile (one cache key), rewritten bytes are another, and a worker reading the copy gets
+    exactly what was checked."""
+    from infsched.profiles import content_key, raw_profile, read_copy, read_raw
+
+    monkeypatch.setenv("INFSCHED_CACHE", str(tmp_path / "cache"))
+    src = find_data_dir() / "profiles" / "measured_cpu.csv"
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    shutil.copy(src, a)
+    shutil.copy(src, b)
+    ra, rb = raw_profile(a), raw_profile(b)
+    assert ra == rb and ra.key == content_key(src.read_bytes()) and ra.path == rb.path
+    assert ra.origin == str(a.resolve()) and rb.origin == str(b.resolve())
+    pd.testing.assert_frame_equal(read_copy(ra.path), read_raw(src))
+    raw = pd.read_csv(a)
+    raw["mean_ms"] *= 2
+    raw.to_csv(a, index=False)
+    assert raw_profile(a).key != rb.key
+    # a copy whose bytes no longer match its name is refused, not read
+    with open(rb.path, "ab") as fh:
+        fh.write(b"\n")
+    with pytest.raises(ConfigError, match="no longer matches its hash"):
+        read_copy(rb.path)
+
+
+def test_the_registry_names_the_file_line_column_and_value(tmp_path, monkeypatch):
+    from infsched.profiles import raw_profile
+
+    monkeypatch.setenv("INFSCHED_CACHE", str(tmp_path / "cache"))
+    raw = pd.read_csv(find_data_dir() / "profiles" / "measured_cpu.csv")
+    raw["p95_ms"] = raw["p95_ms"].astype(object)
+    raw.loc[2, "p95_ms"] = "abc"
+    path = tmp_path / "bad.csv"
+    raw.to_csv(path, index=False)
+    with pytest.raises(ConfigError) as info:
+        raw_profile(path)
+    msg = str(info.value)
+    assert msg.startswith(f"profile file {path.resolve()}: line 4 (model ") and "p95_ms = 'abc'" in msg
+
+
+def test_the_registry_looks_in_the_working_directory_then_the_repository(tmp_path, monkeypatch):
+    from infsched.profiles import locate, measured_file, registry
+
+    monkeypatch.chdir(tmp_path)
+    found, places = locate("data/profiles/measured_cpu.csv")
+    assert found == measured_file().resolve()
+    assert places == [tmp_path / "data/profiles/measured_cpu.csv",
+                      registry.REPO_ROOT / "data/profiles/measured_cpu.csv"]
+    (tmp_path / "data" / "profiles").mkdir(parents=True)
+    shutil.copy(measured_file(), tmp_path / "data" / "profiles" / "measured_cpu.csv")
+    assert locate("data/profiles/measured_cpu.csv")[0] == tmp_path / "data/profiles/measured_cpu.csv"
+    assert locate(tmp_path / "nope.csv") == (None, [tmp_path / "nope.csv"])

@@ -132,5 +132,9 @@ def raw_profile(path: "str | os.PathLike[str]") -> RawProfile:
     and checked (a ConfigError naming the file, the line, the column and the value)."""
     data = Path(path).read_bytes()
     raw = RawProfile(str(snapshot(data)), content_key(data), str(Path(path).resolve()))
-    raw.read()
+    try:
+        raw.read()
+    except ConfigError:
+        Path(raw.path).unlink(missing_ok=True)   # keep no copy of a file that is refused
+        raise
     return raw
