@@ -144,3 +144,16 @@ def test_measured_profile_loads():
     zoo = ex.load_zoo("measured")
     assert zoo.n_models >= 5
     assert zoo.max_batch == 32
+
+
+def test_ramsis_policy_on_an_unpublished_profile_takes_its_zoo():
+    """RAMSIS's solver reads a published profile by name; any other profile comes with its Zoo
+    (contender_config passes it), and without one the name is refused, not looked up again."""
+    zoo = ex.load_zoo("measured")
+    with pytest.raises(ConfigError, match="profile"):
+        ex.ramsis_policy("measured", 4, 150.0, 50.0, 10)
+    grid, model, batch = ex.ramsis_policy("measured", 4, 150.0, 50.0, 10, zoo)
+    cfg = ex.contender_config("ramsis@mean", zoo, 4, 150.0, rate_qps=50.0, profile="measured",
+                              scale="smoke")
+    # (the config stacks one policy per load level: here one)
+    assert np.array_equal(cfg.mdp_policy[1][0], model) and np.array_equal(cfg.mdp_policy[2][0], batch)
