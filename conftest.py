@@ -205,7 +205,7 @@ def _fail_after_run(item: Any, path: Path) -> None:
 def pytest_collect_file(file_path: Path, parent: pytest.Collector):  # type: ignore[no-untyped-def]
     if IPyNbFile is None or file_path.suffix != ".md" or not _nbval_active(parent.config):
         return None
-    from infsched.runner import has_jupytext_header
+    from infsched.book import has_jupytext_header
 
     if has_jupytext_header(file_path):
         return JupytextNbFile.from_parent(parent, path=file_path)

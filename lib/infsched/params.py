@@ -34,6 +34,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from .book import DefaultExpr, book_dir
 from .errors import ConfigError, config_error, require
 
 __all__ = ["SCHEMAS", "check_chapter_parameters", "check_environment", "CHAPTER_ALIASES"]
@@ -173,8 +174,6 @@ def strings(*, none: bool = False, what: str = "") -> Check:
 def _locate(given: Path) -> tuple[Path | None, list[Path]]:
     """Where a chapter's kernel (running in the book's folder) finds the profile path
     ``given``: the first existing of the places it looks, and those places."""
-    from .runner import book_dir
-
     places = [given] if given.is_absolute() else \
         [book_dir() / given, book_dir().parent / given, Path.cwd() / given]
     return next((p for p in places if p.is_file()), None), places
@@ -486,8 +485,6 @@ def check_chapter_parameters(chapter: str, params: Mapping[str, Any],
             out[name] = check(name, value)
     cross = CROSS.get(chapter)
     if cross is not None:
-        from .runner import DefaultExpr
-
         values = {k: v for k, v in (defaults or {}).items() if not isinstance(v, DefaultExpr)}
         values.update(out)
         scale = out.get("scale") or os.environ.get("INFSCHED_SCALE") or "default"
