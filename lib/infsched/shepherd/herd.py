@@ -24,6 +24,10 @@ hits its time limit returns its best plan with the gap, never nothing.
 Step 1 of HERD, the per-stream need ``n_i = rate_i / T_i``, uses :func:`stream_throughput`
 [ours: the Nexus worst-case-latency rule]; step 2 merges streams of one model into a
 model-stream (:func:`aggregate`).
+
+Why one module of about 700 lines: it is one planner. The literal ILP, HERD-L's two MILPs and
+LPT share the input checks, the group-size rules and the objectives they are compared on, and
+LPT seeds and bounds the MILPs; the chapter reads them side by side (Table 5).
 """
 
 from __future__ import annotations

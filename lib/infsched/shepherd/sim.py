@@ -51,6 +51,12 @@ Semantics, shared exactly with the simpy reference (:mod:`infsched.shepherd.refe
   at zero cost. One server per scheduler instance: simulate each group separately.
 
 Everything runs to exhaustion (no horizon cut), so no batch is in flight at the end.
+
+Why one module of about 850 lines: it is one compiled engine. Its helpers (the heap, the queue
+operations, BATCHGEN and the preemption test) are the engine's inner loops, compiled into it and
+written against its array layout; they have no use apart from it. Its heap orders completions by
+(time, batch id) (the tie rule above), which is why it does not use :mod:`infsched.des`'s heap,
+whose ties keep no order.
 """
 
 from __future__ import annotations
