@@ -130,21 +130,58 @@ def solve_point_measured(profile: str, slo_ms: float, workers: int, load_qps: fl
             "iterations": s.iterations, "converged": converged}
 
 
+def _solve_cost(point: dict) -> float:
+    """A policy solve's relative cost, for :func:`~infsched.sweep.run_sweep`'s longest-first
+    order: value iteration converges more slowly as a worker's load nears its capacity, so the
+    heaviest load per worker first."""
+    return float(point["load_qps"]) / float(point["workers"])
+
+
+def _solve_points(profile: str, slo_ms: float, workers: int, loads, *, d: int,
+                  discretisation: str = "fld", objective: str = "decision",
+                  batching: str = "max") -> tuple[str, list[dict]]:
+    key = profile_key(profile)
+    return key, [dict(profile=key, slo_ms=float(slo_ms), workers=int(workers), load_qps=float(x),
+                      d=int(d), discretisation=discretisation, objective=objective,
+                      batching=batching) for x in loads]
+
+
+def _unservable(key: str, slo_ms: float) -> bool:
+    """A measured profile can be too slow for a panel's SLO: no query can meet it, so no policy
+    at any load, reported as not solved (on the published profiles a ConfigError)."""
+    return "@" in key and float(slo_ms) < get_profile(key).latency(0, 1)
+
+
+def prefetch_policies(panels, *, d: int, n_jobs: int | None = None, cache=None) -> None:
+    """Solve the policies of several panels, ``(profile, slo_ms, workers, loads)`` each, as one
+    sweep, so that the processes share one queue of points instead of a few points per panel
+    (where one long solve leaves the other process idle); each panel's own :func:`policies` then
+    loads them from the cache. The numbers are the same; without a cache it does nothing."""
+    if cache is False:
+        return
+    groups: dict[tuple, list[dict]] = {}
+    for profile, slo_ms, workers, loads in panels:
+        key, points = _solve_points(profile, slo_ms, workers, loads, d=d)
+        if not points or _unservable(key, slo_ms):
+            continue
+        fn = solve_point if "@" not in key else solve_point_measured
+        groups.setdefault((fn, _sweep_version(fn, key)), []).extend(points)
+    for (fn, version), points in groups.items():
+        run_sweep(fn, points, cache_dir=cache, n_jobs=default_processes(n_jobs), version=version,
+                  cost=_solve_cost)
+
+
 def policies(profile: str, slo_ms: float, workers: int, loads, *, d: int,
              discretisation: str = "fld", objective: str = "decision", batching: str = "max",
              n_jobs: int | None = None, cache=None, progress: bool = False) -> pd.DataFrame:
     """Solve (or load from the cache) the policies for every load: one row per load."""
-    key = profile_key(profile)
-    points = [dict(profile=key, slo_ms=float(slo_ms), workers=int(workers), load_qps=float(x),
-                   d=int(d), discretisation=discretisation, objective=objective,
-                   batching=batching) for x in loads]
-    if "@" in key and points and float(slo_ms) < get_profile(key).latency(0, 1):
-        # a measured profile can be too slow for a panel's SLO: no query can meet it, so no
-        # policy at any load, reported as not solved (on the published profiles a ConfigError)
+    key, points = _solve_points(profile, slo_ms, workers, loads, d=d, discretisation=discretisation,
+                                objective=objective, batching=batching)
+    if points and _unservable(key, slo_ms):
         return pd.DataFrame([{**p, **_NO_POLICY} for p in points])
     fn = solve_point if "@" not in key else solve_point_measured
     return run_sweep(fn, points, cache_dir=cache, n_jobs=default_processes(n_jobs),
-                     progress=progress, version=_sweep_version(fn, key))
+                     progress=progress, version=_sweep_version(fn, key), cost=_solve_cost)
 
 
 def policy_table(rows: pd.DataFrame) -> PolicyTable | None:
