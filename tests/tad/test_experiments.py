@@ -90,3 +90,30 @@ def test_fig5_without_a_crossing_is_said_not_crashed():
     assert isinstance(c["rho_st5"], NotReproducible) and "no crossing" in c["rho_st5"].reason
     assert 0 < c["rho_w5"] < 1
     assert ex.claims_fig5(ex.fig5_crossings(76.0)) == {"rho_w5": 0.55, "rho_st5": 0.885}
+
+
+def test_cached_points_are_keyed_by_every_engine_module():
+    """A simulated point is cached under a hash of the sources it runs (``ex._code_version``);
+    a module of the engine missing from that hash would let an edited engine reuse stale points.
+    Every infsched.tad module that sim.py imports, directly or through another, must be hashed."""
+    import ast
+    from pathlib import Path
+
+    here = Path(ex.__file__).resolve().parent
+    seen, todo = set(), ["sim"]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for node in ast.walk(ast.parse((here / f"{name}.py").read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                mod = node.module
+                if node.level == 1:
+                    mod = "infsched.tad." + mod
+                if mod.startswith("infsched.tad."):
+                    todo.append(mod.split(".")[2])
+                elif mod == "infsched.tad":
+                    todo += [a.name for a in node.names if (here / f"{a.name}.py").exists()]
+    assert {f"{m}.py" for m in seen} <= set(ex.ENGINE_SOURCES), \
+        sorted({f"{m}.py" for m in seen} - set(ex.ENGINE_SOURCES))

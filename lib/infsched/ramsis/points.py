@@ -31,13 +31,15 @@ from infsched.ramsis.model_sets import get_profile, profile_key
 
 def _code_version(*fns: Callable) -> str:
     """Hash of the code and data a cached point depends on: the MDP, kernel, model, profile and
-    simulator sources, the profile tables, and the point functions themselves."""
+    simulator sources, the model sets behind the profile keys, this module (the point functions
+    and their helpers), the profile tables, and the point functions themselves."""
     here = Path(__file__).resolve().parent
     digest = hashlib.sha256()
     for fn in fns:
         digest.update(inspect.getsource(fn).encode())
     for name in ("model.py", "kernel.py", "worker.py", "mdp.py", "variable.py", "headlaw.py",
-                 "objective.py", "policy.py", "sim.py", "baselines.py"):
+                 "objective.py", "policy.py", "sim.py", "baselines.py", "model_sets.py",
+                 "points.py"):
         digest.update((here / name).read_bytes())
     for name in ("profiles/profile.py", "profiles/tables.py", "des.py"):
         digest.update((here.parent / name).read_bytes())

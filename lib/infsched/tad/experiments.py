@@ -137,13 +137,20 @@ def simulate_point(policy: str, n: int, a_star: float, rho: float, service: str,
     }
 
 
+#: the sources a simulated point runs besides simulate_point: the model, the bound, the policies
+#: and every module of the engine (tests/tad/test_experiments.py checks that the list covers
+#: every infsched.tad module that sim.py imports, directly or not)
+ENGINE_SOURCES = ("model.py", "bound.py", "policies.py", "sim.py", "engine.py", "markov.py",
+                  "lindley.py", "choice.py", "streams.py")
+
+
 def _code_version() -> str:
     """Hash of the code a simulated point runs: the model, bound, policy and engine sources and
     :func:`simulate_point` itself. Editing any of them invalidates cached points instead of
     silently reusing stale ones; editing a plot or a claim check does not."""
     here = Path(__file__).resolve().parent
     digest = hashlib.sha256(inspect.getsource(simulate_point).encode())
-    for name in ("model.py", "bound.py", "policies.py", "sim.py"):
+    for name in ENGINE_SOURCES:
         digest.update((here / name).read_bytes())
     digest.update((here.parent / "des.py").read_bytes())
     return digest.hexdigest()[:16]
