@@ -138,8 +138,10 @@ def check_parameters(demand: str, n_requests: int, kappa: float | None) -> None:
 def _code_version(fn) -> str:
     here = Path(__file__).resolve().parent
     digest = hashlib.sha256(inspect.getsource(fn).encode())
+    # the point functions' own modules too (fig2.py, fig3_tab1.py: their helpers), and this one
     for name in ("model.py", "policies.py", "instances.py", "hindsight.py", "cpsat.py",
-                 "bounds.py", "improve.py", "workload.py", "timing.py", "sim.py", "engine.py"):
+                 "bounds.py", "improve.py", "workload.py", "timing.py", "sim.py", "engine.py",
+                 "scales.py", "fig2.py", "fig3_tab1.py"):
         digest.update((here / name).read_bytes())
     digest.update((here.parent / "optim.py").read_bytes())
     return digest.hexdigest()[:16]
