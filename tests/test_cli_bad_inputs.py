@@ -114,22 +114,9 @@ def test_sweep_names_the_bad_value_of_a_failed_point(argv, expected, tmp_path, c
 
 @pytest.fixture(scope="module")
 def bad_profiles(tmp_path_factory):
-    import pandas as pd
+    from tests.badinput import bad_profile_files
 
-    from infsched.report import find_data_dir
-
-    d = tmp_path_factory.mktemp("profiles")
-    raw = pd.read_csv(find_data_dir() / "profiles" / "measured_cpu.csv")
-    (d / "empty.csv").write_bytes(b"")
-    (d / "binary.csv").write_bytes(bytes(range(256)) * 4)
-    absurd = raw.copy()
-    absurd.loc[0, "p95_ms"] = 1e300
-    absurd.to_csv(d / "absurd.csv", index=False)
-    frac = raw.copy()
-    frac["batch"] = frac["batch"].astype(float)
-    frac.loc[0, "batch"] = 2.5
-    frac.to_csv(d / "fractional.csv", index=False)
-    return d
+    return bad_profile_files(tmp_path_factory.mktemp("profiles"))
 
 
 @pytest.mark.parametrize("chapter", ["headtohead", "shepherd", "ramsis"])
