@@ -83,3 +83,23 @@ def test_jitter_draws_service_times_from_the_profiles_spread(tmp_path, profile):
     assert (det.loc[det["contender"] == "flex", "served_late"] == 0).all()
     with pytest.raises(ConfigError, match="service"):
         ex.load_sweep("smoke", service="gamma", **kw)
+
+
+def test_a_profile_csv_rewritten_in_place_is_not_served_from_the_cache(tmp_path):
+    """Cached points are keyed by the content of a profile file, not its path: a reader who
+    re-profiles into the same file gets points computed on the new numbers."""
+    import time
+
+    csv = _user_csv(tmp_path)
+    kw = dict(workloads=("poisson",), slo_ms=SLO, K=K, profile=csv, contenders=("most-accurate",),
+              loads=(0.6,), workers=1, cache=tmp_path / "cache")
+    before = ex.load_sweep("smoke", 0, **kw)
+    raw = pd.read_csv(csv)
+    for c in ("mean_ms", "std_ms", "min_ms", "p50_ms", "p95_ms", "p99_ms", "max_ms"):
+        raw[c] = raw[c] * 3.0                     # the same file, a slower machine
+    time.sleep(0.01)
+    raw.to_csv(csv, index=False)
+    after = ex.load_sweep("smoke", 0, **kw)
+    fresh = ex.load_sweep("smoke", 0, **{**kw, "cache": False})
+    pd.testing.assert_frame_equal(after, fresh)
+    assert not np.allclose(after["rate_qps"], before["rate_qps"])

@@ -118,10 +118,23 @@ def _code_version() -> str:
     return digest.hexdigest()[:16]
 
 
+def _profile_version(profile: str) -> str:
+    """A point names its profile by name or by path; for a file (a reader's CSV, or "measured",
+    which ``infsched profile`` rewrites) the key of its content joins the point's cache key, so
+    a file rewritten in place is never served from points computed on its old content."""
+    if profile in PROFILE_NAMES:
+        return ""
+    from ..profiles import MEASURED, content_key, locate, measured_file
+
+    path = measured_file() if profile == MEASURED else locate(profile)[0]
+    return "" if path is None or not path.is_file() else "+" + content_key(path.read_bytes())
+
+
 def _sweep(points: list[dict], workers: int | None, cache, scale: str) -> pd.DataFrame:
     if workers is None and scale == "smoke":
         workers = 1  # a few hundred ms of work: starting processes would cost more
-    return run_sweep(run_point, points, cache_dir=cache, version=_code_version(),
+    version = _code_version() + "".join(sorted({_profile_version(p["profile"]) for p in points}))
+    return run_sweep(run_point, points, cache_dir=cache, version=version,
                      n_jobs=default_processes(workers, name="workers"))
 
 
