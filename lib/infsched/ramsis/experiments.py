@@ -33,7 +33,7 @@ from infsched.ramsis.scales import (BATCHINGS, FIG12_MODELS, METHODS, METHOD_LAB
 from infsched.ramsis.model_sets import (PROFILE_KEYS, check_workers, get_profile, profile_key,
                                         profile_source, use_profile)
 from infsched.ramsis.points import (ARTIFACT_SWEEPS, constant_load, ms_point, ms_table, policies,
-                                    policy_table, prefetch_policies, solve_point,
+                                    policy_table, prefetch_policies, servable_loads, solve_point,
                                     solve_point_measured, solve_policy, trace_run)
 from infsched.ramsis.table2 import (TABLE2_CELLS, TABLE2_ROWS, TABLE2_SCALE_ROWS, claims_tab2,
                                     notes_tab2, tab2, tab2_point)
@@ -127,8 +127,7 @@ def fig5(scale: str = "default", seed: int = 0, *, slo_ms: float = 150.0,
     sc = get_scale(scale)
     panels = list(dict.fromkeys([("image", float(slo_ms))] + list(sc.trace_panels)))
     # every panel's policy solves as one sweep first (the runs below load them from the cache)
-    prefetch_policies([(task, slo, K, [x for x in sc.policy_loads
-                                       if x < capacity_qps(get_profile(task), K)])
+    prefetch_policies([(task, slo, K, servable_loads(get_profile(task), K, sc.policy_loads))
                        for task, slo in panels for K in sc.trace_workers],
                       d=sc.d, n_jobs=n_jobs, cache=cache)
     out = []

@@ -132,6 +132,12 @@ def solve_point_measured(profile: str, slo_ms: float, workers: int, load_qps: fl
             "iterations": s.iterations, "converged": converged}
 
 
+def servable_loads(prof: Profile, workers: int, loads) -> list:
+    """The loads of ``loads`` below the pool's capacity: the ones RAMSIS solves a policy for."""
+    cap = capacity_qps(prof, workers)
+    return [x for x in loads if x < cap]
+
+
 def _solve_cost(point: dict) -> float:
     """A policy solve's relative cost, for :func:`~infsched.sweep.run_sweep`'s longest-first
     order: value iteration converges more slowly as a worker's load nears its capacity, so the
@@ -293,8 +299,7 @@ def trace_run(profile: str, slo_ms: float, workers: int, *, d: int, duration_s: 
     for method in methods:
         lat_rng = np.random.default_rng(point_seed(seed + 1, workers, slo_ms))
         if method == "ramsis":
-            cap = capacity_qps(prof, workers)
-            loads = [x for x in policy_loads if x < cap]
+            loads = servable_loads(prof, workers, policy_loads)
             table = policy_table(policies(profile, slo_ms, workers, loads, d=d, n_jobs=n_jobs,
                                           cache=cache)) if loads else None
             if table is None:
