@@ -123,7 +123,8 @@ def test_compare(data):
     assert t2.loc[1, "note"] == "needs 8 A100s; see Sec. 4" and t2.loc[1, "ours"] is None
     assert t2.loc[0, "basis"] == "exact"
     assert summary_line(pd.concat([t, t2])) == \
-        "3 reproduced, 1 close, 1 differs, 0 stand-in, 1 not reproducible here"
+        "3 reproduced, 1 close, 1 differs, 0 on a substitute, 0 stand-in, 0 calibrated, " \
+        "1 not reproducible here"
 
 
 def test_compare_confidence_intervals(data):
@@ -160,9 +161,103 @@ def test_compare_stand_in(data):
     t = compare("toy", "ex1", {"cost": 0.0, "speedup": NotReproducible("GPU"), "share": 57.0},
                 stand_in="small")
     assert list(t["verdict"]) == ["stand-in", "not reproducible here", "stand-in"]
-    assert summary_line(t) == "0 reproduced, 0 close, 0 differs, 2 stand-in, 1 not reproducible here"
+    assert summary_line(t) == ("0 reproduced, 0 close, 0 differs, 0 on a substitute, 2 stand-in, "
+                               "0 calibrated, 1 not reproducible here")
     with pytest.raises(ConfigError, match=r"stand_in\['x'\]"):
         compare("toy", "fig4", good, stand_in={"x": "?"})
+
+
+QUOTED = CSV.replace("item,quantity,paper_value,unit,tolerance,basis,source",
+                     "item,quantity,paper_value,unit,tolerance,basis,source,quote,calibrated")
+QUOTED = "\n".join(line + ("" if i == 0 else ",,") for i, line in enumerate(QUOTED.splitlines())) + "\n"
+QUOTED = QUOTED.replace("Tab. 2,,", 'Tab. 2,"a speedup of 4.50 x … in Table 2",')
+QUOTED = QUOTED.replace("trials,,", "trials,,our rate is fitted on this share")
+
+
+def test_optional_quote_and_calibrated_columns(data):
+    """The two optional columns are read when present and empty when absent."""
+    df = paper_numbers("toy")
+    assert (df["quote"] == "").all() and (df["calibrated"] == "").all()
+    (data / "paper" / "toy.csv").write_text(QUOTED)
+    df = paper_numbers("toy")
+    assert df.loc[4, "quote"] == "a speedup of 4.50 x … in Table 2"
+    assert df.loc[5, "calibrated"] == "our rate is fitted on this share" and df.loc[0, "calibrated"] == ""
+
+
+def test_compare_calibrated(data):
+    """A row whose number we fitted is never counted as reproduced, however well it matches;
+    the note says what was fitted and what the rule would give."""
+    (data / "paper" / "toy.csv").write_text(QUOTED)
+    t = compare("toy", "ex1", {"cost": 0.0, "speedup": 4.5, "share": 57.0})
+    assert list(t["verdict"]) == ["reproduced", "reproduced", "calibrated"]
+    assert t.loc[2, "note"] == ("calibrated: our rate is fitted on this share, so this is no test; "
+                                "the rule gives: reproduced")
+    # it outranks a stand-in and a substitute; a missing number stays not reproducible
+    t = compare("toy", "ex1", {"cost": 0.0, "speedup": 4.5, "share": 99.0}, stand_in="small",
+                substitute={"share": "synthetic trace"}, notes={"share": "see Sec. 2"})
+    assert list(t["verdict"]) == ["stand-in", "stand-in", "calibrated"]
+    assert t.loc[2, "note"] == ("calibrated: our rate is fitted on this share, so this is no test; "
+                                "scaled-down stand-in (small); on a substitute (synthetic trace); "
+                                "the rule gives: differs; see Sec. 2")
+    t = compare("toy", "ex1", {"cost": 0.0, "speedup": 4.5, "share": NotReproducible("GPU")})
+    assert t.loc[2, "verdict"] == "not reproducible here"
+    assert summary_line(compare("toy", "ex1", {"cost": 0.0, "speedup": 4.5, "share": 57.0})) == (
+        "2 reproduced, 0 close, 0 differs, 0 on a substitute, 0 stand-in, 1 calibrated, "
+        "0 not reproducible here")
+
+
+def test_compare_substitute(data):
+    """A row computed on substitute data, a substitute model or a reader's own setting keeps the
+    rule's verdict with the label, and the scorecard counts it apart, never as reproduced."""
+    good = {"mean_latency": 2.0, "p99": 12.0, "tad_beats_jsq": True}
+    t = compare("toy", "fig4", good, substitute="MAF-synth for the Azure trace")
+    assert list(t["verdict"]) == ["reproduced (substitute)", "differs (substitute)",
+                                  "reproduced (substitute)"]
+    assert t.loc[0, "note"] == "on a substitute (MAF-synth for the Azure trace)"
+    t = compare("toy", "fig4", {**good, "mean_latency": 2.25}, notes={"mean_latency": "heavier tail"},
+                substitute={"mean_latency": report.changed_setting({"a*": 80.0}, {"a*": 76})})
+    assert list(t["verdict"]) == ["close (substitute)", "differs", "reproduced"]
+    assert t.loc[0, "note"] == "on a substitute (your setting: a* = 80 (paper: 76)); heavier tail"
+    assert summary_line(t) == ("1 reproduced, 0 close, 1 differs, 1 on a substitute (1 close), "
+                               "0 stand-in, 0 calibrated, 0 not reproducible here")
+    # a stand-in as well: the stand-in label wins and the note names both
+    t = compare("toy", "fig4", good, stand_in={"p99": "short"}, substitute={"p99": "synthetic"})
+    assert t.loc[1, "verdict"] == "stand-in"
+    assert t.loc[1, "note"] == ("scaled-down stand-in (short); on a substitute (synthetic); "
+                                "at this scale the rule gives: differs")
+    with pytest.raises(ConfigError, match=r"substitute\['x'\]"):
+        compare("toy", "fig4", good, substitute={"x": "?"})
+    with pytest.raises(ConfigError, match="substitute = 3"):
+        compare("toy", "fig4", good, substitute=3)
+    assert report.substitute_verdict("close") == "close (substitute)"
+    with pytest.raises(ConfigError, match="rule_verdict = 'stand-in'"):
+        report.substitute_verdict("stand-in")
+
+
+def test_changed_setting():
+    paper = {"a_star": 76.0, "n": 4096}
+    assert report.changed_setting({"a_star": 76, "n": 4096, "seed": 3}, paper) is None
+    assert report.changed_setting({"a_star": 80.0, "n": 1024}, paper, {"a_star": "a*"}) == \
+        "your setting: a* = 80 (paper: 76), n = 1024 (paper: 4096)"
+    with pytest.raises(ConfigError, match="ours = 'n'"):
+        report.changed_setting({"a_star": 76.0}, paper)
+
+
+def test_quote_is_folded_into_the_quantity_cell(data):
+    """The paper's words are in the table (and its CSV), but shown folded in a <details> of the
+    quantity's cell, escaped, so the table is no wider than without them."""
+    (data / "paper" / "toy.csv").write_text(QUOTED.replace("a speedup of 4.50 x", "x < 4.50 & y"))
+    t = compare("toy", "ex1", {"cost": 0.0, "speedup": 4.5, "share": 57.0})
+    assert list(t.columns) == list(report.TABLE_COLUMNS) and t.loc[1, "quote"] == "x < 4.50 & y … in Table 2"
+    html = report.style_table(t).to_html()
+    assert ('<details class="infsched-quote"><summary>speedup</summary><span style="font-size: 0.9em">'
+            "“x &lt; 4.50 &amp; y … in Table 2” (Tab. 2)</span></details>") in html
+    assert "<th" in html and ">quote<" not in html and ">source<" not in html
+    assert "<summary>cost</summary>" in html     # no quote: the place alone
+    assert "quote" not in repr(report.VerdictTable(t)).splitlines()[0]
+    # a table without the two columns (an older verdicts.csv) still renders
+    html = report.style_table(t.drop(columns=["quote", "source"])).to_html()
+    assert "<details" not in html and "speedup" in html
 
 
 def test_compare_errors(data):
@@ -201,7 +296,8 @@ def test_glue_verdicts(data, monkeypatch):
     monkeypatch.setattr(myst_nb, "glue", lambda name, value, display=True: glued.update({name: (value, display)}))
     t = compare("toy", "fig4", {"mean_latency": 2.0, "p99": 10.0, "tad_beats_jsq": False})
     s = report.glue_verdicts("toy", t)
-    assert s == "2 reproduced, 0 close, 1 differs, 0 stand-in, 0 not reproducible here"
+    assert s == ("2 reproduced, 0 close, 1 differs, 0 on a substitute, 0 stand-in, 0 calibrated, "
+                 "0 not reproducible here")
     assert glued["toy_summary"] == (s, False)
     assert isinstance(glued["toy_scorecard"][0], report.VerdictTable) and glued["toy_scorecard"][1] is False
     with pytest.raises(ConfigError, match="chapter = 'a-b'"):

@@ -12,6 +12,10 @@ unit        e.g. ``s``, ``ms``, ``%``; may be empty
 tolerance   the paper side's uncertainty, an absolute half-width in ``unit``; see ``basis``
 basis       where that uncertainty comes from (:data:`BASES`); empty for a qualitative claim
 source      where in the paper: section, page, figure
+quote       the paper's own words the row transcribes, verbatim from its text (optional
+            column; two exact spans joined by `` … ``); shown collapsed beside the quantity
+calibrated  empty, or what of ours was fitted/calibrated/chosen on *this* number (optional
+            column): the row's verdict is then ``calibrated``, never reproduced
 =========== ==============================================================================
 
 The bases, the only allowed sources of a tolerance (a tolerance is never chosen):
@@ -55,11 +59,27 @@ scaled-down stand-in of the paper's setting (fewer requests or workers, shorter 
 instances, a coarser discretisation; fewer repetitions of the paper's own setting only widen our
 confidence interval): the table shows it, and what the rule would give, but it does not count as
 reproduced (``compare(..., stand_in=reason)``).
+
+Two more labels keep a number from counting as reproduced:
+
+- **calibrated**: the CSV's ``calibrated`` column says what of ours was fitted, calibrated or
+  chosen on this very number (a constant fitted to it, a setting picked where it matches). The
+  comparison is then no test: the verdict is ``calibrated``, the note says what was fitted and
+  what the rule would give. It takes precedence over every label below.
+- **substitute**: our number was computed on something that is not the paper's: substitute data
+  (a synthetic workload standing in for a trace), a substitute profile or model, or a reader's
+  own setting of a parameter the paper fixes (``compare(..., substitute=reason)``, one reason for
+  the item or one per quantity, like ``stand_in``). The rule is applied as usual and its result
+  keeps its name with the label, ``reproduced (substitute)``, ``close (substitute)`` or
+  ``differs (substitute)``: a reader sees how far apart the numbers are, but the scorecard counts
+  these rows apart and never as reproduced. A row that is also a stand-in is a stand-in (the
+  note names both).
 """
 
 from __future__ import annotations
 
 import hashlib
+import html
 import math
 import os
 from collections import Counter
@@ -87,6 +107,8 @@ __all__ = [
     "verdict",
     "combined_tolerance",
     "setting_shortfall",
+    "changed_setting",
+    "substitute_verdict",
     "compare",
     "summary_line",
     "style_table",
@@ -95,25 +117,42 @@ __all__ = [
     "setup",
 ]
 
-REPRODUCED, CLOSE, DIFFERS, STAND_IN, NOT_REPRODUCIBLE = (
-    "reproduced", "close", "differs", "stand-in", "not reproducible here")
-#: The five verdicts, in display order.
-VERDICTS: tuple[str, ...] = (REPRODUCED, CLOSE, DIFFERS, STAND_IN, NOT_REPRODUCIBLE)
+REPRODUCED, CLOSE, DIFFERS, STAND_IN, CALIBRATED, NOT_REPRODUCIBLE = (
+    "reproduced", "close", "differs", "stand-in", "calibrated", "not reproducible here")
+#: The label a substitute row's verdict carries: ``"reproduced (substitute)"``.
+SUBSTITUTE = "substitute"
+#: What the rule gives, before any label.
+RULE_VERDICTS: tuple[str, ...] = (REPRODUCED, CLOSE, DIFFERS)
+#: The same on a substitute (data, profile, model, or a reader's own setting): never reproduced.
+SUBSTITUTE_VERDICTS: tuple[str, ...] = tuple(f"{v} ({SUBSTITUTE})" for v in RULE_VERDICTS)
+#: Every verdict, in display order.
+VERDICTS: tuple[str, ...] = (RULE_VERDICTS + SUBSTITUTE_VERDICTS
+                             + (STAND_IN, CALIBRATED, NOT_REPRODUCIBLE))
 #: Where a paper-side tolerance may come from (see the module docstring).
 BASES: tuple[str, ...] = ("printed", "figure", "exact", "paper-ci")
 #: Multiple of the tolerance within which a result is "close".
 CLOSE_FACTOR = 3.0
 PAPER_COLUMNS: tuple[str, ...] = (
     "item", "quantity", "paper_value", "unit", "tolerance", "basis", "source")
+#: Columns a paper CSV may have after :data:`PAPER_COLUMNS` (empty when absent).
+OPTIONAL_COLUMNS: tuple[str, ...] = ("quote", "calibrated")
+#: Separator of two exact spans of the paper's text in one ``quote``.
+QUOTE_JOIN = " \u2026 "
 TABLE_COLUMNS: tuple[str, ...] = (
-    "item", "quantity", "paper", "ours", "unit", "ratio", "tolerance", "basis", "verdict", "note")
+    "item", "quantity", "paper", "ours", "unit", "ratio", "tolerance", "basis", "verdict", "note",
+    "quote", "source")
 
 VERDICT_COLORS: dict[str, str] = {
     REPRODUCED: "#c7e9c0",      # green
     CLOSE: "#fee391",           # amber
     DIFFERS: "#fcbba1",         # red
     STAND_IN: "#c6dbef",        # blue
+    CALIBRATED: "#dadaeb",      # purple
     NOT_REPRODUCIBLE: "#d9d9d9",  # grey
+    # on a substitute: the rule's colour, paler
+    f"{REPRODUCED} ({SUBSTITUTE})": "#edf8e9",
+    f"{CLOSE} ({SUBSTITUTE})": "#fff7bc",
+    f"{DIFFERS} ({SUBSTITUTE})": "#fee5d9",
 }
 
 
@@ -179,7 +218,8 @@ def printed_half_unit(text: str) -> float:
 def paper_numbers(paper: str, data_dir: str | os.PathLike[str] | None = None) -> pd.DataFrame:
     """The numbers ``paper`` reports, from ``<data>/paper/<paper>.csv``.
 
-    Returns the CSV's columns with ``paper_value`` and ``tolerance`` as floats (NaN for a
+    Returns the CSV's columns (with ``quote`` and ``calibrated`` empty where the file has no
+    such column) with ``paper_value`` and ``tolerance`` as floats (NaN for a
     qualitative claim), ``printed`` (``paper_value`` as the CSV writes it) and a boolean
     ``qualitative`` column. ``tolerance`` is the paper side's absolute half-width, derived from
     ``basis`` as the module docstring says. Raises ConfigError if the file, a column, or a value
@@ -199,6 +239,9 @@ def paper_numbers(paper: str, data_dir: str | os.PathLike[str] | None = None) ->
     if missing:
         raise ConfigError(f"{path}: missing column(s) {', '.join(missing)}; "
                           f"required columns are {', '.join(PAPER_COLUMNS)}")
+    for c in OPTIONAL_COLUMNS:
+        if c not in df.columns:
+            df[c] = ""
     for c in df.columns:
         df[c] = df[c].astype(object).map(lambda v: v.strip() if isinstance(v, str) else v)
 
@@ -304,6 +347,34 @@ def setting_shortfall(ours: Any, paper: Any, fields: tuple[str, ...] | list[str]
     return "; ".join(out) or None
 
 
+def changed_setting(ours: Mapping[str, Any], paper: Mapping[str, Any],
+                    labels: Mapping[str, str] | None = None) -> str | None:
+    """The ``substitute`` reason for :func:`compare` when a reader set parameters the paper
+    fixes to other values: ``"your setting: a* = 80 (paper: 76)"``, or None when every
+    parameter in ``paper`` has its paper value in ``ours``. Numbers compare by value
+    (``76 == 76.0``)."""
+    require(isinstance(ours, Mapping) and isinstance(paper, Mapping), "ours", type(ours).__name__,
+            "ours and paper must be mappings parameter -> value")
+    labels = dict(labels or {})
+    out = []
+    for k, theirs in paper.items():
+        require(k in ours, "ours", k, "has no value for this parameter of the paper's setting")
+        mine = ours[k]
+        if mine == theirs:
+            continue
+        fmt = lambda v: f"{v:g}" if isinstance(v, float) else str(v)
+        out.append(f"{labels.get(k, k)} = {fmt(mine)} (paper: {fmt(theirs)})")
+    return ("your setting: " + ", ".join(out)) if out else None
+
+
+def substitute_verdict(rule_verdict: str) -> str:
+    """The verdict of a row computed on a substitute: the rule's, labelled,
+    ``"differs"`` -> ``"differs (substitute)"``."""
+    require(rule_verdict in RULE_VERDICTS, "rule_verdict", rule_verdict,
+            "must be one of " + ", ".join(map(repr, RULE_VERDICTS)))
+    return f"{rule_verdict} ({SUBSTITUTE})"
+
+
 def _fmt_width(x: float) -> str:
     return f"±{x:.2g}"
 
@@ -325,6 +396,7 @@ def compare(
     *,
     ci: Mapping[str, float] | None = None,
     stand_in: str | Mapping[str, str] | None = None,
+    substitute: str | Mapping[str, str] | None = None,
     data_dir: str | os.PathLike[str] | None = None,
 ) -> pd.DataFrame:
     """Side-by-side table of the paper's numbers for ``item`` and ours, with verdicts.
@@ -337,8 +409,14 @@ def compare(
     module docstring says; a number without one is taken as exact on our side. ``stand_in``
     says why our numbers were computed on a scaled-down stand-in of the paper's setting (one
     reason for the whole item, or one per quantity): such rows get the verdict ``stand-in``
-    with what the rule would have given in their note. Columns: item, quantity, paper, ours,
-    unit, ratio (ours/paper), tolerance (combined, absolute), basis, verdict, note; rows in the
+    with what the rule would have given in their note. ``substitute`` (the same forms) says
+    what our number was computed on instead of the paper's: substitute data, a substitute
+    profile or model, or a reader's own setting of a parameter the paper fixes
+    (:func:`changed_setting` words it); such rows get the rule's verdict with the label,
+    ``"differs (substitute)"``, and the reason in their note. A row whose CSV ``calibrated``
+    column is filled gets the verdict ``calibrated`` (see the module docstring for the order of
+    the labels). Columns: item, quantity, paper, ours, unit, ratio (ours/paper), tolerance
+    (combined, absolute), basis, verdict, note, quote (the paper's words), source; rows in the
     CSV's order.
     """
     table = paper_numbers(paper, data_dir)
@@ -350,13 +428,18 @@ def compare(
     notes = dict(notes or {})
     ci = dict(ci or {})
     known = list(rows["quantity"])
-    if stand_in is None or isinstance(stand_in, str):
-        stand_ins = {q: stand_in for q in known if stand_in}
-    else:
-        require(isinstance(stand_in, Mapping), "stand_in", stand_in,
+
+    def per_quantity(name: str, arg: str | Mapping[str, str] | None) -> dict[str, str]:
+        if arg is None or isinstance(arg, str):
+            return {q: arg for q in known if arg}
+        require(isinstance(arg, Mapping), name, arg,
                 "must be a reason (str), a mapping quantity -> reason, or None")
-        stand_ins = {q: r for q, r in stand_in.items() if r}
-    for name, what in (("ours", ours), ("notes", notes), ("ci", ci), ("stand_in", stand_ins)):
+        return {q: r for q, r in arg.items() if r}
+
+    stand_ins = per_quantity("stand_in", stand_in)
+    substitutes = per_quantity("substitute", substitute)
+    for name, what in (("ours", ours), ("notes", notes), ("ci", ci), ("stand_in", stand_ins),
+                       ("substitute", substitutes)):
         unknown = [q for q in what if q not in known]
         if unknown:
             raise config_error(f"{name}[{unknown[0]!r}]", what[unknown[0]],
@@ -399,15 +482,27 @@ def compare(
         numeric = not qualitative and not isinstance(val, NotReproducible)
         tol = combined_tolerance(r["tolerance"], r["basis"], half) if numeric else math.nan
         v = verdict(r["paper_value"], val, tol)
-        if q in stand_ins and v != NOT_REPRODUCIBLE:
-            note = "; ".join(x for x in (f"scaled-down stand-in ({stand_ins[q]}); at this scale "
-                                         f"the rule gives: {v}", note) if x)
-            v = STAND_IN
+        if v != NOT_REPRODUCIBLE:
+            labels = []
+            if r["calibrated"]:
+                labels.append(f"calibrated: {r['calibrated']}, so this is no test")
+            if q in stand_ins:
+                labels.append(f"scaled-down stand-in ({stand_ins[q]})")
+            if q in substitutes:
+                labels.append(f"on a substitute ({substitutes[q]})")
+            if r["calibrated"] or q in stand_ins:
+                rule = ("at this scale the rule gives" if q in stand_ins and not r["calibrated"]
+                        else "the rule gives")
+                note = "; ".join(labels + [f"{rule}: {v}"] + ([note] if note else []))
+                v = CALIBRATED if r["calibrated"] else STAND_IN
+            elif q in substitutes:
+                note = "; ".join(labels + ([note] if note else []))
+                v = substitute_verdict(v)
         out.append({
             "item": item, "quantity": q, "paper": r["paper_value"], "ours": shown,
             "unit": r["unit"], "ratio": ratio, "tolerance": tol,
             "basis": _basis_text(r["basis"], r["tolerance"], half) if numeric else "",
-            "verdict": v, "note": note,
+            "verdict": v, "note": note, "quote": r["quote"], "source": r["source"],
         })
     df = pd.DataFrame(out, columns=list(TABLE_COLUMNS))
     df["ours"] = pd.Series([r["ours"] for r in out], dtype=object, index=df.index)
@@ -415,14 +510,22 @@ def compare(
 
 
 def summary_line(table: pd.DataFrame) -> str:
-    """``"12 reproduced, 2 close, 1 differs, 3 stand-in, 2 not reproducible here"`` for a
-    verdict table; a stand-in row counts as a stand-in whatever its number, never as reproduced."""
+    """``"12 reproduced, 2 close, 1 differs, 4 on a substitute (3 reproduced, 1 differs),
+    3 stand-in, 1 calibrated, 2 not reproducible here"`` for a verdict table. Only the first
+    three count the paper's setting reproduced or not; a row on a substitute, a stand-in or a
+    calibrated row is counted apart whatever its number, never as reproduced."""
     require(isinstance(table, pd.DataFrame) and "verdict" in table.columns, "table",
             type(table).__name__, "must be a DataFrame with a 'verdict' column (from compare)")
     bad = sorted(set(table["verdict"]) - set(VERDICTS))
     require(not bad, "verdict", bad[0] if bad else None, "must be one of " + ", ".join(map(repr, VERDICTS)))
     c = Counter(table["verdict"])
-    return ", ".join(f"{c.get(v, 0)} {v}" for v in VERDICTS)
+    parts = [f"{c.get(v, 0)} {v}" for v in RULE_VERDICTS]
+    subs = [(v, c.get(s, 0)) for v, s in zip(RULE_VERDICTS, SUBSTITUTE_VERDICTS)]
+    n_sub = sum(k for _, k in subs)
+    parts.append(f"{n_sub} on a {SUBSTITUTE}" + (
+        " (" + ", ".join(f"{k} {v}" for v, k in subs if k) + ")" if n_sub else ""))
+    parts += [f"{c.get(v, 0)} {v}" for v in (STAND_IN, CALIBRATED, NOT_REPRODUCIBLE)]
+    return ", ".join(parts)
 
 
 # --------------------------------------------------------------------------- display
@@ -437,10 +540,32 @@ def _fmt_value(v: Any) -> str:
     return str(v)
 
 
+def _text(v: Any) -> str:
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v).strip()
+
+
+def _quantity_cell(quantity: Any, quote: Any, source: Any) -> str:
+    """The quantity's name (breakable after underscores) and, when the row has them, the
+    paper's words and where they stand in a collapsed ``<details>``: one click shows them, and
+    folded they take no width, so the table stays as narrow as before."""
+    name = html.escape(str(quantity)).replace("_", "_<wbr>")
+    quote, source = _text(quote), _text(source)
+    if not quote and not source:
+        return name
+    body = []
+    if quote:
+        body.append("“" + " … ".join(html.escape(p) for p in quote.split(QUOTE_JOIN)) + "”")
+    if source:
+        body.append(f"({html.escape(source)})")
+    return (f'<details class="infsched-quote"><summary>{name}</summary>'
+            f'<span style="font-size: 0.9em">{" ".join(body)}</span></details>')
+
+
 def style_table(df: pd.DataFrame) -> "Styler":
     """A pandas Styler for a verdict table: verdict cells coloured, numbers to 4 significant
     digits, tolerances as ``±`` half-widths in the row's unit, qualitative claims shown as
-    holds/fails, missing values as a dash, no index."""
+    holds/fails, missing values as a dash, no index. The ``quote`` and ``source`` columns are
+    not shown as columns: the quantity's cell unfolds to show them (``<details>``)."""
     require(isinstance(df, pd.DataFrame), "df", type(df).__name__, "must be a pandas DataFrame")
     disp = df.copy()
     if "paper" in disp.columns:
@@ -450,7 +575,12 @@ def style_table(df: pd.DataFrame) -> "Styler":
         disp["tolerance"] = [(_fmt_width(t) if t > 0 else "0") if isinstance(t, float) and math.isfinite(t)
                              else _fmt_value(t) for t in disp["tolerance"]]
     if "quantity" in disp.columns:  # a line may break after an underscore, never inside a word
-        disp["quantity"] = [str(q).replace("_", "_<wbr>") for q in disp["quantity"]]
+        quotes = disp["quote"] if "quote" in disp.columns else [""] * len(disp)
+        sources = disp["source"] if "source" in disp.columns else [""] * len(disp)
+        disp["quantity"] = [_quantity_cell(q, qt, src)
+                            for q, qt, src in zip(disp["quantity"], quotes, sources)]
+    # the paper's words and their place are folded into the quantity cell, not columns of their own
+    disp = disp.drop(columns=[c for c in ("quote", "source") if c in disp.columns])
     disp = disp.astype(object)
 
     def colour(v: Any) -> str:
@@ -486,8 +616,9 @@ class VerdictTable:
     def _repr_html_(self) -> str:
         return style_table(self.table).to_html()
 
-    def __repr__(self) -> str:
-        return self.table.to_string(index=False)
+    def __repr__(self) -> str:  # plain text: the paper's words would make every line too wide
+        return self.table.drop(columns=[c for c in ("quote", "source") if c in self.table.columns]
+                               ).to_string(index=False)
 
 
 def glue_verdicts(chapter: str, table: pd.DataFrame) -> str:
