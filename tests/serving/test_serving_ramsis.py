@@ -184,3 +184,70 @@ def test_replanning_configuration_errors(level_policies):
         ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="fcfs", plan=((PROF.models[0], 4),))
     with pytest.raises(ConfigError, match=r"monitor_window_ms"):
         ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="fcfs", monitor_window_ms=0)
+
+
+# ---- overload (issue 33, item 4): past the pool's capacity RAMSIS drops nothing and, above its
+# MDP's N queued queries, serves the whole queue on the fallback model, as the RAMSIS engine does
+
+def _capacity():
+    from infsched.ramsis.model import capacity_qps
+
+    return capacity_qps(PROF, K, SLO)
+
+
+def _table(sols, loads):
+    return PolicyTable(SLO, K, sols[0].grid, list(loads), np.stack([s.model for s in sols]),
+                       np.stack([s.batch for s in sols]), 0, np.zeros(len(loads)), np.zeros(len(loads)))
+
+
+@pytest.mark.parametrize("rho", [1.0, 1.2, 1.6])
+def test_ramsis_in_overload_matches_the_ramsis_engine_query_by_query(policies, rho):
+    """ρ >= 1 (the RAMSIS engine's own capacity of the pool): the same arrivals give the same
+    model and completion time for every query, no query is dropped, and the queues do pass N
+    (so the fallback path is what is compared)."""
+    rate = rho * _capacity()
+    sol = policies[450.0]
+    arr = poisson_arrivals(rate / 1000.0, n=12_000, rng=np.random.default_rng(21))
+    cfg = ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="ramsis", mdp_policy=sol)
+    ours = simulate(cfg, arrivals=arr, seed=21)
+    theirs = simulate_ramsis(PROF, _table([sol], [450.0]), arr, slo_ms=SLO, workers=K,
+                             load_qps=450.0, record=True)
+    assert ours.served.all()
+    np.testing.assert_array_equal(ours.model, theirs.model)
+    np.testing.assert_allclose(ours.finish, theirs.completion, rtol=1e-12, atol=1e-9)
+    N = sol.model.shape[0] - 1
+    if rho > 1.0:
+        assert ours.bsize.max() > N, "the fallback batch past N was never used"
+    s = ours.summary(warmup=0.0)
+    assert 1.0 - s["attainment"].mean == pytest.approx(theirs.violation_rate, abs=1e-12)
+    assert s["accuracy_served"] == pytest.approx(theirs.accuracy, rel=1e-12)
+
+
+def test_replanning_ramsis_in_overload_matches_the_ramsis_engine(level_policies):
+    """Re-planning under the 500 ms monitor on an MMPP whose high state is 1.5 times the
+    pool's capacity: the same outcome query by query."""
+    from infsched.workload import mmpp_arrivals
+
+    cap = _capacity() / 1000.0
+    t, _ = mmpp_arrivals([1.5 * cap, 0.6 * cap], [[-0.001, 0.001], [0.001, -0.001]], 40_000.0,
+                         np.random.default_rng(22))
+    arr = t[:15_000]
+    cfg = ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="ramsis", mdp_policy=level_policies,
+                        plan_loads=LEVELS)
+    ours = simulate(cfg, arrivals=arr, seed=22)
+    theirs = simulate_ramsis(PROF, _table(level_policies, LEVELS), arr, slo_ms=SLO, workers=K,
+                             record=True)
+    assert ours.served.all()
+    assert ours.bsize.max() > level_policies[0].model.shape[0] - 1
+    np.testing.assert_array_equal(ours.model, theirs.model)
+    np.testing.assert_allclose(ours.finish, theirs.completion, rtol=1e-12, atol=1e-9)
+
+
+def test_engine_matches_simpy_reference_in_overload(policies):
+    cfg = ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="ramsis", mdp_policy=policies[450.0])
+    arr = poisson_arrivals(1.4 * _capacity() / 1000.0, n=3000, rng=np.random.default_rng(23))
+    fast, ref = simulate(cfg, arrivals=arr, seed=2), simulate_reference(cfg, arrivals=arr, seed=2)
+    assert fast.bsize.max() > 32
+    np.testing.assert_array_equal(fast.model, ref.model)
+    np.testing.assert_array_equal(fast.bsize, ref.bsize)
+    np.testing.assert_allclose(fast.finish, ref.finish, rtol=0, atol=1e-9)

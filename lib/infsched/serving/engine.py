@@ -43,12 +43,22 @@ def _multiplier(service, svc, k, spread, levels, m, b):
         return svc[k % svc.size]
     if service == SERVICE_JITTER:
         u = svc[k % svc.size]  # (a preempting policy may start more batches than queries)
-        q = spread[m, b - 1]
+        q = spread[m, min(b, spread.shape[1]) - 1]  # past B: the spread at B
         j = 0
         while j < levels.size - 2 and u > levels[j + 1]:
             j += 1
         return q[j] + (q[j + 1] - q[j]) * (u - levels[j]) / (levels[j + 1] - levels[j])
     return 1.0
+
+
+@njit(cache=True)
+def _batch_latency(lat, slope, m, b):
+    """``l(m, b)``: the profile's table for ``b <= B``, beyond it the secant ``slope[m]`` per
+    extra query (only RAMSIS's fallback batch of a queue longer than its N goes past B)."""
+    B = lat.shape[1]
+    if b <= B:
+        return lat[m, b - 1]
+    return lat[m, B - 1] + (b - B) * slope[m]
 
 
 @njit(cache=True)
@@ -283,7 +293,7 @@ def run_flex(arr, slo, lat, K, mf, cap, service, svc, spread, levels, preempt, l
 def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, worker_model, cap,
         service, svc, spread, levels, u_route, worker_class, cls_start, cls_members, d, tup, cum_p,
         grid, pmodel, pbatch, fallback, start, finish, model, bsize, plan_loads, plan_model,
-        plan_cap, window):
+        plan_cap, window, slope):
     """Simulate ``arr.size`` queries (arrival times ``arr`` in ms, sorted) on ``K`` workers.
 
     ``worker_model[w]`` is the model a fixed-model policy runs on worker ``w``; the class arrays
@@ -298,8 +308,9 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
     arrivals of the last ``window`` ms give the rate estimate, and level ``p`` is the lowest at or
     above it (the last above them all); RAMSIS then reads ``pmodel[p]``, ``pbatch[p]`` (its
     policies are (P, N+1, J)), a fixed-model policy ``plan_model[p]`` with cap ``plan_cap[p]``.
-    Returns ``(number of batches,
-    final Δ, min Δ)`` (Δ in ``d``'s units; 0 without TAD).
+    ``slope`` (M,) extends ``l(m, b)`` past the table's largest batch (RAMSIS's fallback on a
+    queue longer than its N serves it whole, as the RAMSIS engine does). Returns ``(number of
+    batches, final Δ, min Δ)`` (Δ in ``d``'s units; 0 without TAD).
     """
     n = arr.size
     central = queue == QUEUE_CENTRAL
@@ -394,7 +405,7 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
                 wcap = plan_cap[p]
         m, b = select(select_code, slo - (now - arr[qhead[q]]), qlen[q], lat, by_accuracy,
                       fixed, wcap, fastest, grid, pmodel, pbatch, fallback, p)
-        end = now + lat[m, b - 1] * _multiplier(service, svc, nb, spread, levels, m, b)
+        end = now + _batch_latency(lat, slope, m, b) * _multiplier(service, svc, nb, spread, levels, m, b)
         nb += 1
         for _ in range(b):
             j = qhead[q]

@@ -110,7 +110,9 @@ POLICIES: dict[str, Policy] = {p.name: p for p in (
     # RAMSIS (RAMSIS paper §4; infsched.ramsis): round-robin to the workers; a free worker looks
     # its state up in the MDP policy (``mdp_policy``): the queue length n <= N and the head's
     # slack rounded down onto the policy's grid give (model, batch); n > N: the fallback
-    # (fastest) model on as many queries as the batch cap allows. Needs λ (the policy's load).
+    # (fastest) model on all n queries, l(m, n) extrapolated past the profile's largest batch B
+    # on the secant through l(m, 1) and l(m, B), as the RAMSIS engine does (infsched.ramsis.sim);
+    # no query is dropped. Needs λ (the policy's load).
     Policy("ramsis", SELECT_RAMSIS, "per-worker", "round-robin", "fastest", None,
            constraint="starts the batch its MDP policy prescribes for (n, slack)"),
     # FLEX (Shepherd §5.2, Algorithms 1-2; spec shepherd §2.2) on one model (``model``, the one
@@ -251,8 +253,9 @@ def route_rjiq(cum_p, cidle, cls_start, cls_members, busy, u):
 @njit(cache=True)
 def must_drop(code, slack, lat, fastest):
     """True if the policy gives up a head query with ``slack`` ms left: deadline-aware policies
-    drop a query that even the fastest model at batch 1 cannot serve in time."""
-    if code == SELECT_FIXED:
+    drop a query that even the fastest model at batch 1 cannot serve in time. RAMSIS drops none
+    (its engine serves every query, late or not: RAMSIS spec §3)."""
+    if code == SELECT_FIXED or code == SELECT_RAMSIS:
         return False
     return lat[fastest, 0] > slack
 
@@ -270,8 +273,8 @@ def select(code, slack, qlen, lat, by_accuracy, fixed_model, cap, fastest, grid,
     if code == SELECT_FIXED:
         return fixed_model, top
     if code == SELECT_RAMSIS:
-        if qlen > pmodel.shape[1] - 1:
-            return fallback, top
+        if qlen > pmodel.shape[1] - 1:  # past the MDP's N: the fallback on the whole queue
+            return fallback, qlen
         j = np.searchsorted(grid, slack, side="right") - 1
         if j < 0:
             j = 0

@@ -50,7 +50,7 @@ class _System:
         self.start = np.full(n, np.nan)
         self.finish = np.full(n, np.nan)
         self.model = np.full(n, -1, dtype=np.int16)
-        self.bsize = np.zeros(n, dtype=np.int16)
+        self.bsize = np.zeros(n, dtype=np.int32)
 
     # ---- routing on arrival
     def route_tad(self, i: int) -> int:
@@ -154,8 +154,8 @@ class _System:
             grid, pmodel, pbatch = cfg.mdp_policy
             pmodel, pbatch = pmodel[level], pbatch[level]
             n = len(queue)
-            if n > pmodel.shape[0] - 1:
-                return self.zoo.fastest, top
+            if n > pmodel.shape[0] - 1:  # past N: the fallback on the whole queue
+                return self.zoo.fastest, n
             j = max(int(np.searchsorted(grid, s, side="right")) - 1, 0)
             return int(pmodel[n, j]), min(int(pbatch[n, j]), cfg.max_batch)
         fast = self.zoo.fastest
@@ -200,12 +200,12 @@ class _System:
         if self.cfg.service == "exponential":
             return float(self.svc[k])
         if self.cfg.service == "jitter":
-            return float(np.interp(self.svc[k], QUANTILE_LEVELS, self.zoo.spread[m, b - 1]))
+            return float(np.interp(self.svc[k], QUANTILE_LEVELS, self.zoo.spread[m, min(b, self.zoo.max_batch) - 1]))
         return 1.0
 
     def serve(self, w: int, m: int, batch: list[int], k: int):
         now = self.env.now
-        end = now + self.zoo.latency_ms[m, len(batch) - 1] * self.multiplier(k, m, len(batch))
+        end = now + self.zoo.batch_latency(m, len(batch)) * self.multiplier(k, m, len(batch))
         for j in batch:
             self.start[j], self.finish[j], self.model[j], self.bsize[j] = now, end, m, len(batch)
         yield timeout_at(self.env, end)

@@ -150,7 +150,7 @@ def simulate(config: ServingConfig, n: int = 100_000, *, rate_qps: float | None 
     start = np.empty(m)
     finish = np.empty(m)
     model = np.empty(m, np.int16)
-    bsize = np.zeros(m, np.int16)
+    bsize = np.zeros(m, np.int32)  # (RAMSIS's fallback serves a whole queue, past B)
     spread = zoo.spread if zoo.spread is not None else np.ones((1, 1, len(QUANTILE_LEVELS)))
     by_acc = np.argsort(-zoo.accuracy, kind="stable").astype(np.int64)
     lay = config.layout()
@@ -168,7 +168,7 @@ def simulate(config: ServingConfig, n: int = 100_000, *, rate_qps: float | None 
             lay["worker_class"], lay["cls_start"], lay["cls_members"], lay["d"], lay["tup"], lay["cum_p"],
             lay["grid"], lay["pmodel"], lay["pbatch"], int(lay["fallback"]), start, finish, model, bsize,
             lay["plan_loads"] if lay["plan_loads"].size else None, lay["plan_model"], lay["plan_cap"],
-            float(config.monitor_window_ms))
+            float(config.monitor_window_ms), zoo.slope)
     scale = float(lay["scale"])
     return Result(config, arr, start, finish, model, bsize, int(nb), int(delta) / scale,
                   int(min_delta) / scale, wstat)

@@ -96,6 +96,24 @@ class Zoo:
         """Index of the model with the smallest batch-1 latency (ties: the first)."""
         return int(np.argmin(self.latency_ms[:, 0]))
 
+    @property
+    def slope(self) -> np.ndarray:
+        """(M,) ms per query beyond the largest batch ``B``: the secant through ``l(m, 1)`` and
+        ``l(m, B)`` (0 if B == 1), the RAMSIS engine's rule
+        (:meth:`infsched.profiles.Profile.extrapolation_slope`). Only RAMSIS's fallback batch
+        of a queue longer than its MDP's N reads it."""
+        B = self.max_batch
+        if B == 1:
+            return np.zeros(self.n_models)
+        return (self.latency_ms[:, -1] - self.latency_ms[:, 0]) / (B - 1)
+
+    def batch_latency(self, m: int, b: int) -> float:
+        """``l(m, b)``: the table for ``b <= B``, the secant (:attr:`slope`) beyond."""
+        B = self.max_batch
+        if b <= B:
+            return float(self.latency_ms[m, b - 1])
+        return float(self.latency_ms[m, B - 1] + (b - B) * self.slope[m])
+
     def most_accurate_within(self, slo_ms: float, b: int = 1) -> int:
         """The most accurate model with ``l(m, b) <= slo_ms`` (ties: the faster); -1 if none."""
         ok = np.flatnonzero(self.latency_ms[:, b - 1] <= slo_ms)
