@@ -59,10 +59,11 @@ def test_a1_a2_a3_heterogeneity_beats_homogeneity(f8):
 
 
 def test_a4_a5_a6_against_the_state_of_the_art(f9):
-    """A4: KAIROS/Ribbon in 1.3-2.1 per model; A5: max KAIROS/max(DRS, CLKWRK) on the Oracle's
+    """A4: KAIROS/Ribbon in 1.3-2.1 per model (the spec's protocol: Ribbon on its own best
+    configuration, ``RIBBON_OWN``); A5: max KAIROS/max(DRS, CLKWRK) on the Oracle's
     configuration in 1.25-1.6, and each scheme beaten by >= 4 % everywhere; A6: >= 1.5."""
     w = f9.pivot(index="model", columns="scheme", values="throughput")
-    assert (w["KAIROS"] / w["Ribbon"]).between(1.3, 2.1).all()
+    assert (w["KAIROS"] / w[ex.RIBBON_OWN]).between(1.3, 2.1).all()
     assert 1.25 <= (w["KAIROS"] / w[["DRS", "CLKWRK"]].max(axis=1)).max() <= 1.6
     assert (w["KAIROS"] >= 1.04 * w[["DRS", "CLKWRK"]].max(axis=1)).all()
     assert ex.claims_fig9(f9)["over_sota_max"] >= 1.5
@@ -142,6 +143,29 @@ def test_fig12_and_fig13_claims(tables, pk):
     tg = ex.exhaustive("rm2", "default", variant="_gauss")
     c12 = ex.claims_fig12(ex.fig12(tg, seeds=5), tg)
     assert c12["within_15pct_orcl"] and c12["kairos_over_ribbon"] > 1.0
+    # the paper's quantity (evaluated configurations) is never below the best-so-far reading:
+    # per evaluation, a deployed configuration is at most the best found so far
+    assert c12["kairos_over_ribbon"] >= c12["kairos_over_ribbon_best_so_far"]
+    assert c12["kairos_over_drs"] >= c12["kairos_over_drs_best_so_far"]
+    assert c12["kairos_over_ribbon"].ci > 0
     f13 = ex.fig13(tables, pk)
     assert ex.claims_fig13(ex.fig13_summary(tables, f13)) == {"optimum_in_top10": True,
                                                                "same_trend": True}
+
+
+def test_fig9_follows_the_papers_protocol(tables, pk, f9):
+    """Sec. 8.2: Ribbon, DRS and CLKWRK all run on the Oracle's best configuration; the median
+    row is the median over the models; the gain over DRS and CLKWRK is the largest over both."""
+    for m, t in tables.items():
+        ob = ex.best_row(t, "orcl")
+        d = f9[f9["model"] == m].set_index("scheme")
+        assert (d.loc[["Ribbon", "DRS", "CLKWRK", "ORCL"], "config"] == ob["config"]).all()
+        assert d.loc["Ribbon", "throughput"] == pytest.approx(ob["fcfs"])
+        assert d.loc[ex.RIBBON_OWN, "throughput"] == pytest.approx(t["fcfs"].max())
+    c = ex.claims_fig9(f9)
+    w = f9.pivot(index="model", columns="scheme", values="throughput")
+    assert c["kairos_over_ribbon_median"] == pytest.approx(
+        sorted(w["KAIROS"] / w["Ribbon"])[2])
+    assert c["kairos_over_drs_clk_max"] == pytest.approx(
+        max((w["KAIROS"] / w["DRS"]).max(), (w["KAIROS"] / w["CLKWRK"]).max()))
+    assert c["over_sota_max"] >= c["kairos_over_drs_clk_max"]

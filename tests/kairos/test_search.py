@@ -9,6 +9,7 @@ import pytest
 from infsched.errors import ConfigError
 from infsched.kairos.bound import BoundProfile, upper_bound
 from infsched.kairos.model import MODELS, PRICES, configurations, homogeneous
+from infsched.kairos import experiments as ex, search
 from infsched.kairos.search import (Objective, bayes_opt_search, genetic_search, kairos_plus,
                                     random_search, rank_order, select_config,
                                     simulated_annealing)
@@ -218,3 +219,34 @@ def test_simulated_annealing_walk():
     cold = simulated_annealing(table, seed=1, t0=1e-9)
     accepted = [st.value for st in cold.steps if st.accepted]
     assert accepted == sorted(accepted)
+
+
+def test_bo_without_the_stop_rule_extends_the_fig11_search():
+    """Fig. 12's Bayesian optimisation (no stop at the known optimum) evaluates the same
+    configurations as Fig. 11's, in the same order, until Fig. 11's stops, then goes on."""
+    from infsched.kairos import search_cost
+    from infsched.kairos.ranking import configs_of
+
+    t = ex.exhaustive("rm2", "default", variant="_gauss")
+    X = configs_of(t)
+    v = t["fcfs"].to_numpy(float)
+    longer = 0
+    for seed in range(5):
+        stopped = list(search.bayes_opt_search(X, search.Objective(v, X), seed=seed).values)
+        going = search_cost.bo_evaluations(X, v, seed=seed, evaluations=20)
+        assert going[:min(20, len(stopped))] == stopped[:20]
+        assert len(going) == 20
+        longer += len(stopped) < 20
+    assert longer > 0        # the comparison above covers evaluations past Fig. 11's stop
+
+
+def test_fig12_evaluated_keeps_the_best_after_a_search_ends():
+    from infsched.kairos import search_cost
+
+    t = ex.exhaustive("rm2", "default", variant="_gauss")
+    e = search_cost.fig12_evaluated(t, seeds=2, evaluations=20)
+    kp = e[e["scheme"] == "KAIROS+"].sort_values("evaluation")
+    done = kp[~kp["searching"]]
+    assert len(done) > 0 and (done["throughput"] == kp["throughput"].max()).all()
+    k = e[e["scheme"] == "KAIROS"]["throughput"]
+    assert k.nunique() == 1 and len(k) == 20
