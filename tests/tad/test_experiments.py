@@ -117,3 +117,19 @@ def test_cached_points_are_keyed_by_every_engine_module():
                     todo += [a.name for a in node.names if (here / f"{a.name}.py").exists()]
     assert {f"{m}.py" for m in seen} <= set(ex.ENGINE_SOURCES), \
         sorted({f"{m}.py" for m in seen} - set(ex.ENGINE_SOURCES))
+
+
+def test_fig5_shape_claims_detect_what_they_claim():
+    """Sec. 3.4's two trends beside Fig. 5: a curve that rises with the load, or a tolerance that
+    rises with a*, fails them; the computed curves fall with the load."""
+    f5 = ex.fig5("smoke", a_star=76.0)
+    by_a = ex.fig5_by_target(f5, a_stars=(76.0, 78.0))
+    assert set(by_a["a_star"]) == {76.0, 78.0} and len(by_a) == 2 * len(f5)
+    c = ex.claims_fig5_shape(f5, by_a)
+    assert c["tolerance_falls_with_load"] is True
+    rising = f5.assign(tolerance_pct=f5["rho"])
+    assert ex.claims_fig5_shape(rising, by_a)["tolerance_falls_with_load"] is False
+    flipped = by_a.assign(tolerance_pct=np.where(by_a["a_star"] == 78.0, 60.0, 10.0))
+    assert ex.claims_fig5_shape(f5, flipped)["tolerance_falls_with_astar"] is False
+    assert ex.claims_fig5_shape(f5, by_a.assign(tolerance_pct=by_a["a_star"] * 0 + 5.0)
+                                )["tolerance_falls_with_astar"] is True
