@@ -63,6 +63,7 @@ def test_paper_numbers_errors(data):
         (CSV.replace("6.9,paper-ci", ",paper-ci"), r"row 7: tolerance = '': basis 'paper-ci'"),
         (CSV.replace("0,$,,exact", "0,$,0.5,exact"), r"row 5: tolerance = '0.5': an exact quantity"),
         (CSV.replace(",,,,,Sec. 5", ",,,0.1,,Sec. 5"), r"row 4: tolerance = '0.1': a qualitative claim"),
+        (CSV.replace(",,,,,Sec. 5", ",,,,spec,Sec. 5"), r"row 4: basis = 'spec': .* one of 'printed'"),
         (CSV.replace("0.1,figure", "-1,figure"), r"row 2: tolerance = '-1': must be >= 0"),
         (CSV.replace("0.1,figure", "inf,figure"), r"row 2: tolerance = 'inf': must be finite"),
     ]
@@ -125,6 +126,16 @@ def test_compare(data):
     assert summary_line(pd.concat([t, t2])) == \
         "3 reproduced, 1 close, 1 differs, 0 on a substitute, 0 stand-in, 0 calibrated, " \
         "1 not reproducible here"
+
+
+def test_claim_rows_may_state_their_basis(data):
+    """A true/false claim takes no tolerance but may say what it rests on (issue 32)."""
+    (data / "paper" / "toy.csv").write_text(CSV.replace("tad_beats_jsq,,,,,Sec. 5",
+                                                        "tad_beats_jsq,,,,figure,Sec. 5"))
+    df = paper_numbers("toy")
+    assert df.loc[2, "qualitative"] and df.loc[2, "basis"] == "figure"
+    t = compare("toy", "fig4", {"mean_latency": 2.0, "p99": 10.0, "tad_beats_jsq": False})
+    assert t.loc[2, "basis"] == "claim on a figure" and t.loc[2, "verdict"] == "differs"
 
 
 def test_compare_confidence_intervals(data):

@@ -10,7 +10,8 @@ quantity    what is measured, unique within an item, e.g. ``mean_latency_at_rho_
 paper_value the paper's number *as printed* (its digits matter); empty for a qualitative claim
 unit        e.g. ``s``, ``ms``, ``%``; may be empty
 tolerance   the paper side's uncertainty, an absolute half-width in ``unit``; see ``basis``
-basis       where that uncertainty comes from (:data:`BASES`); empty for a qualitative claim
+basis       where that uncertainty comes from (:data:`BASES`); for a qualitative claim, empty
+            or what the claim rests on (:data:`CLAIM_BASES`), with no tolerance
 source      where in the paper: section, page, figure
 quote       the paper's own words the row transcribes, verbatim from its text (optional
             column; two exact spans joined by `` … ``); shown collapsed beside the quantity
@@ -130,6 +131,11 @@ VERDICTS: tuple[str, ...] = (RULE_VERDICTS + SUBSTITUTE_VERDICTS
                              + (STAND_IN, CALIBRATED, NOT_REPRODUCIBLE))
 #: Where a paper-side tolerance may come from (see the module docstring).
 BASES: tuple[str, ...] = ("printed", "figure", "exact", "paper-ci")
+#: What a qualitative claim's ``basis`` says in a verdict table: where the claim rests (the
+#: paper's printed numbers, a figure read by eye or in words, a theorem's exact statement); the
+#: claim's reading, where it needs a threshold, is the chapter's and stated in ``source``.
+CLAIM_BASES: dict[str, str] = {"printed": "claim on printed numbers", "figure": "claim on a figure",
+                               "exact": "exact statement", "paper-ci": "claim on the paper's CI"}
 #: Multiple of the tolerance within which a result is "close".
 CLOSE_FACTOR = 3.0
 PAPER_COLUMNS: tuple[str, ...] = (
@@ -268,9 +274,11 @@ def paper_numbers(paper: str, data_dir: str | os.PathLike[str] | None = None) ->
     for i, (v, t, b) in enumerate(zip(values, df["tolerance"], df["basis"])):
         tol = num("tolerance", i, t)
         if math.isnan(v):  # a qualitative claim holds or not: no tolerance applies
-            if t != "" or b not in ("", "claim"):
+            if t != "" or b not in ("", "claim") + BASES:
                 raise fail(i, "tolerance" if t else "basis", t or b,
-                           "a qualitative claim (empty paper_value) takes no tolerance or basis")
+                           "a qualitative claim (empty paper_value) takes no tolerance; its basis "
+                           "(what the claim rests on) is empty or one of "
+                           + ", ".join(map(repr, BASES)))
             tols.append(math.nan)
             continue
         if b not in BASES:
@@ -501,7 +509,8 @@ def compare(
         out.append({
             "item": item, "quantity": q, "paper": r["paper_value"], "ours": shown,
             "unit": r["unit"], "ratio": ratio, "tolerance": tol,
-            "basis": _basis_text(r["basis"], r["tolerance"], half) if numeric else "",
+            "basis": (_basis_text(r["basis"], r["tolerance"], half) if numeric
+                      else CLAIM_BASES.get(r["basis"], "") if qualitative else ""),
             "verdict": v, "note": note, "quote": r["quote"], "source": r["source"],
         })
     df = pd.DataFrame(out, columns=list(TABLE_COLUMNS))
