@@ -195,6 +195,10 @@ def contender_config(name: str, zoo: Zoo, workers: int, slo_ms: float, *, rate_q
     ``scale`` sets the levels, RAMSIS's grid and ModelSwitching's search length."""
     one_of("contender", name, tuple(LABELS))
     common = dict(workers=workers, slo_ms=slo_ms, service=service)
+    from .plugins import registered
+
+    if name in registered():  # a reader's policy (infsched.serving.plugins): plans for slo_ms
+        return ServingConfig(zoo, policy=name, **common)
     sc = get_scale(scale)
     if name in ("flex", "flex-np"):  # on the model Shepherd's planner provisions for the mean rate
         from .flex import planner_model

@@ -31,6 +31,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from ..store import results_version
 from ..errors import config_error, one_of, require
 from ..profiles import PROFILE_NAMES
 from ..sweep import default_processes, point_seed, run_sweep
@@ -44,9 +45,10 @@ from .streams import WORKLOADS, arrivals
 from .tables import (accuracy_target_table, assumptions_table, batch_cliff, claims, decision_table,
                      knob_table, replanning_table, served_capacity, with_ci)
 from .validation import closed_forms, flex_agreement
+from .plugins import UserPolicy, register, registered
 from .zoo import Zoo
 
-__all__ = ["SCALES", "Scale", "get_scale", "CONTENDERS", "WORKLOADS", "LABELS", "load_zoo",
+__all__ = ["UserPolicy", "SCALES", "Scale", "get_scale", "CONTENDERS", "WORKLOADS", "LABELS", "load_zoo",
            "arrivals", "tad_split", "jellyfish_choice", "contender_config", "judge",
            "rjiq_split", "TAD_CONTENDERS", "ramsis_policy", "model_switching_choice", "run_point", "load_sweep", "frontier", "regimes", "with_ci", "decision_table",
            "accuracy_target_table", "assumptions_table", "served_capacity", "closed_forms", "flex_agreement",
@@ -83,6 +85,7 @@ def _load_zoo(profile: str, mtime: float) -> Zoo:
 
 # ------------------------------------------------------------------------------ sweep points
 
+@results_version(1)
 def run_point(workload: str, load: float, slo_ms: float, seed: int, n: int, workers: int,
               profile: str, runs: tuple, service: str = "deterministic",
               interval_s: float = 10.0, scale: str = "default") -> pd.DataFrame:
@@ -93,6 +96,8 @@ def run_point(workload: str, load: float, slo_ms: float, seed: int, n: int, work
     arr = arrivals(workload, rate, n, np.random.default_rng(seed), interval_s=interval_s)
     rows = []
     for name, factor, a_star in runs:
+        if isinstance(name, UserPolicy):  # a reader's policy travels with the point: register it here
+            name = register(name).name
         cfg = contender_config(name, zoo, workers, slo_ms * factor, rate_qps=rate, a_star=a_star,
                                service=service, profile=profile, scale=scale)
         res = simulate(cfg, arrivals=arr, seed=seed)
@@ -113,7 +118,7 @@ def _code_version() -> str:
     here = Path(__file__).resolve().parent
     digest = hashlib.sha256()
     for name in ("config.py", "engine.py", "policies.py", "sim.py", "zoo.py", "flex.py", "scales.py",
-                 "streams.py", "contenders.py", "experiments.py"):
+                 "streams.py", "contenders.py", "experiments.py", "plugins.py"):
         digest.update((here / name).read_bytes())
     return digest.hexdigest()[:16]
 
@@ -136,6 +141,30 @@ def _sweep(points: list[dict], workers: int | None, cache, scale: str) -> pd.Dat
     version = _code_version() + "".join(sorted({_profile_version(p["profile"]) for p in points}))
     return run_sweep(run_point, points, cache_dir=cache, version=version,
                      n_jobs=default_processes(workers, name="workers"))
+
+
+def _entries(contenders) -> tuple:
+    """The contenders of a sweep as its points carry them: a built-in's name, or a reader's
+    policy itself (a :class:`~.plugins.UserPolicy`, given or registered by name), so that it
+    reaches worker processes that never registered it, and its code's hash keys the cache."""
+    require(not isinstance(contenders, str), "contenders", contenders,
+            "must be a sequence of contender names or UserPolicy objects")
+    out = []
+    for c in contenders:
+        if isinstance(c, UserPolicy):
+            c = register(c)
+        elif isinstance(c, str) and c in registered():
+            from .plugins import get
+
+            c = get(c)
+        else:
+            one_of("contenders", c, tuple(LABELS))
+        out.append(c)
+    return tuple(out)
+
+
+def _name(c) -> str:
+    return c.name if isinstance(c, UserPolicy) else c
 
 
 def _loads(loads, default: tuple[float, ...]) -> tuple[float, ...]:
@@ -171,7 +200,7 @@ def load_sweep(scale: str = "default", seed: int = 0, *, workloads: Sequence[str
     one_of("service", service, ("deterministic", "jitter"))
     if service == "jitter":  # fail before any point runs
         ServingConfig(load_zoo(profile), workers=int(K), slo_ms=slo_ms, service=service)
-    runs = tuple((c, 1.0, float(a_star)) for c in contenders)
+    runs = tuple((c, 1.0, float(a_star)) for c in _entries(contenders))
     loads = _loads(loads, s.loads)
     points = [dict(workload=w, load=float(r), slo_ms=float(slo_ms), n=s.n, workers=int(K),
                    profile=str(profile), runs=runs, interval_s=s.twitter_interval_s, scale=scale,
@@ -193,7 +222,7 @@ def frontier(scale: str = "default", seed: int = 0, *, workloads: Sequence[str] 
     zoo = load_zoo(profile)
     top = float(zoo.accuracy[zoo.most_accurate_within(slo_ms, 1)])
     runs = []
-    for c in contenders:
+    for c in _entries(contenders):
         if c in TAD_CONTENDERS:
             runs += [(c, 1.0, a) for a in s.a_stars if a <= top]
         elif c == "fastest":

@@ -42,6 +42,8 @@ TAD_FAMILY = ("tad", "tad-op", "r-jiq")
 # model and batch selection when a worker is free
 SELECT_FIXED, SELECT_SLACK_ACCURATE, SELECT_BATCH_GREEDY, SELECT_RAMSIS = 0, 1, 2, 3
 SELECT_FLEX = 4
+#: a reader's policy (:mod:`.plugins`): its own select function, its own event loop
+SELECT_USER = 5
 
 # preemption on arrival: none, or FLEX's rule |B_g| >= λ |B_c| (Shepherd Algorithm 1, line 16)
 PREEMPT_NONE, PREEMPT_FLEX = 0, 1

@@ -241,6 +241,11 @@ def simulate_reference(config: ServingConfig, n: int = 1000, *, rate_qps: float 
 
     require(config.policy not in FLEX_FAMILY, "policy", config.policy,
             "is checked against Shepherd's engines (infsched.shepherd.sim), not this reference")
+    from .policies import SELECT_USER
+
+    require(config.spec.select != SELECT_USER, "policy", config.policy,
+            "is a reader's policy: its loop is checked against the built-in policies it can "
+            "re-implement (tests/serving/test_serving_plugins.py), not against this reference")
     if arrivals is None and load is not None:
         rate_qps = load * config.capacity_qps()
     arr, svc, u = draws(config, n, seed, rate_qps=rate_qps, arrivals=arrivals)

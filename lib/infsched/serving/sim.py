@@ -19,7 +19,7 @@ from ..profiles import QUANTILE_LEVELS
 from ..workload import poisson_arrivals
 from . import engine
 from .config import ServingConfig
-from .policies import (FLEX_FAMILY, QUEUES, ROUTINGS, ROUTE_LEAST_LOADED, SERVICES,
+from .policies import (FLEX_FAMILY, QUEUES, ROUTINGS, ROUTE_LEAST_LOADED, SELECT_USER, SERVICES,
                        SERVICE_DETERMINISTIC)
 
 __all__ = ["Result", "simulate", "draws"]
@@ -155,7 +155,15 @@ def simulate(config: ServingConfig, n: int = 100_000, *, rate_qps: float | None 
     by_acc = np.argsort(-zoo.accuracy, kind="stable").astype(np.int64)
     lay = config.layout()
     wstat = np.zeros((config.workers, 3), np.int64)
-    if config.policy in FLEX_FAMILY:  # FLEX's own event loop (it preempts)
+    if config.spec.select == SELECT_USER:  # a reader's policy: its select in the plug-in loop
+        from .plugins import get, run_user
+
+        nb = run_user(get(config.policy), arr, config.slo_ms, zoo.latency_ms, by_acc, config.workers,
+                      config.queue == "central", ROUTINGS[config.routing], config.max_batch, u,
+                      SERVICES[config.service], svc, spread, np.asarray(QUANTILE_LEVELS), start,
+                      finish, model, bsize)
+        delta = min_delta = 0
+    elif config.policy in FLEX_FAMILY:  # FLEX's own event loop (it preempts)
         nb, delta, min_delta = engine.run_flex(
             arr, config.slo_ms, zoo.latency_ms, config.workers, config.model_index, config.max_batch,
             SERVICES[config.service], svc, spread, np.asarray(QUANTILE_LEVELS), config.spec.preempt,
