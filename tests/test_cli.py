@@ -99,8 +99,8 @@ def test_failing_chapter_is_one_line(book, tmp_path, capsys):
     (["run", "demo", "--scale", "huge"], "infsched: error: scale = 'huge': must be one of smoke, default, paper"),
     (["run", "demo", "-p", "scale=huge"], "infsched: error: scale = 'huge': must be one of smoke, default, paper"),
     (["run", "demo", "-p", "x"], "infsched: error: -p 'x': must be name=value"),
-    (["frobnicate"], "infsched: error: argument {list,run,refresh-nbval,profile,sweep}: invalid choice: 'frobnicate'"),
-    ([], "infsched: error: the following arguments are required: {list,run,refresh-nbval,profile,sweep}"),
+    (["frobnicate"], "infsched: error: argument {list,run,refresh-nbval,profile,sweep,results}: invalid choice: 'frobnicate'"),
+    ([], "infsched: error: the following arguments are required: {list,run,refresh-nbval,profile,sweep,results}"),
 ])
 def test_errors_are_one_line(book, capsys, argv, expected):
     assert main(argv) == 2

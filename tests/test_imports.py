@@ -10,8 +10,9 @@ The rule. Every module belongs to a layer, by its top-level name under ``infsche
 0. ``infsched`` (the package itself, ``__version__``) and ``errors``;
 1. the shared tools every chapter uses: ``limits``, ``des``, ``workload``, ``metrics``,
    ``optim``, ``plotting``, ``pages``, ``report``, ``profiles`` (profiles, the profile
-   registry, raw-profile files and their fits), ``cache``, ``progress`` and ``sweep`` (imported
-   by every chapter's experiments, so they sit below them);
+   registry, raw-profile files and their fits), ``cache``, ``progress``, ``sweep`` and ``store``
+   (the committed results store the sweeps read; imported by every chapter's experiments, so
+   they sit below them);
 2. one package per paper: ``tad``, ``ramsis``, ``kvcache``, ``kairos``, ``shepherd``; a paper's
    package never imports another paper's;
 3. ``serving``, the head-to-head chapter, which runs every paper's policy on one simulator and
@@ -19,7 +20,8 @@ The rule. Every module belongs to a layer, by its top-level name under ``infsche
 4. the commands: ``book`` (the chapters on disk and their parameters cells), ``runner`` (with
    ``interrupts``, its Ctrl-C handling), ``params`` (the chapters' parameter checks, which read
    every chapter), ``chapters`` (``infsched sweep``: a
-   chapter's experiments as one grid), ``cli``, and ``profiling`` (the torch profiler behind
+   chapter's experiments as one grid), ``results`` (``infsched results``: builds the store by
+   running chapters), ``cli``, and ``profiling`` (the torch profiler behind
    ``infsched profile`` and the profiling chapter, which re-runs other chapters through the
    runner; nothing below it reads a profile through it: a measured profile is read through
    ``infsched.profiles``).
@@ -43,10 +45,11 @@ LIB = Path(__file__).resolve().parents[1] / "lib" / "infsched"
 LAYERS: dict[str, int] = {
     "infsched": 0, "errors": 0,
     "limits": 1, "des": 1, "workload": 1, "metrics": 1, "optim": 1, "plotting": 1, "pages": 1,
-    "report": 1, "profiles": 1, "cache": 1, "progress": 1, "sweep": 1,
+    "report": 1, "profiles": 1, "cache": 1, "progress": 1, "sweep": 1, "store": 1,
     "tad": 2, "ramsis": 2, "kvcache": 2, "kairos": 2, "shepherd": 2,
     "serving": 3,
     "book": 4, "interrupts": 4, "runner": 4, "params": 4, "chapters": 4, "cli": 4, "profiling": 4,
+    "results": 4,
 }
 #: layers whose members are one group (any member may import any other, without a circle);
 #: in the other layers a group is one package

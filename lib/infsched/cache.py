@@ -186,11 +186,61 @@ def _warn_entry(path: Path, why: str) -> None:
         warnings.warn(msg, RuntimeWarning, stacklevel=3)
 
 
-def _meta(point: Mapping[str, Any], seconds: float) -> dict[str, Any]:
+def _meta(point: Mapping[str, Any], seconds: float, cpu_s: float | None = None,
+          version: str = "", results_version: int | None = None) -> dict[str, Any]:
     """What a cache entry's header records besides its checksum: the seconds the point took (in
     the process that computed it) and its text parameters, its *kind* (the experiment, scale,
-    policy, ...), by which :func:`infsched.progress.estimate_points` times points not yet computed."""
-    return {"seconds": round(float(seconds), 4), "kind": _kind(point)}
+    policy, ...), by which :func:`infsched.progress.estimate_points` times points not yet computed;
+    and its provenance (:func:`provenance`: every parameter, the CPU seconds, the code version,
+    the commit, the date and the machine), which the results store (:mod:`infsched.store`) keeps."""
+    meta: dict[str, Any] = {"seconds": round(float(seconds), 4), "kind": _kind(point)}
+    if cpu_s is not None:
+        meta["provenance"] = provenance(point, seconds, cpu_s, version)
+        if results_version is not None:
+            meta["provenance"]["results_version"] = int(results_version)
+    return meta
+
+
+def provenance(point: Mapping[str, Any], seconds: float, cpu_s: float, version: str) -> dict[str, Any]:
+    """Where a computed point comes from: its parameters (as JSON), the wall and CPU seconds it
+    took in the process that computed it, the code version its sweep was keyed on, the commit of
+    the checkout (``+dirty`` when lib/ had uncommitted changes), the UTC date, the machine and its
+    load average when the point finished."""
+    import datetime
+    import platform
+
+    try:
+        load = round(os.getloadavg()[0], 2)
+    except OSError:  # pragma: no cover - not POSIX
+        load = None
+    return {"params": json.loads(json.dumps(dict(point), sort_keys=True, default=_jsonable)),
+            "wall_s": round(float(seconds), 4), "cpu_s": round(float(cpu_s), 4),
+            "code_version": version, "commit": _commit(),
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "machine": f"{platform.node()} ({platform.machine()}, {os.cpu_count()} cores)",
+            "load": load}
+
+
+_COMMIT: str | None = None
+
+
+def _commit() -> str:
+    """The checkout's commit (short), with ``+dirty`` when lib/ has uncommitted changes; ``""``
+    outside a git checkout. Read once per process."""
+    global _COMMIT
+    if _COMMIT is None:
+        import subprocess
+
+        root = Path(__file__).resolve().parents[2]
+        try:
+            head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+                                  capture_output=True, text=True, timeout=30).stdout.strip()
+            dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "lib"],
+                                   capture_output=True, text=True, timeout=30).stdout.strip()
+            _COMMIT = head + ("+dirty" if head and dirty else "")
+        except (OSError, subprocess.SubprocessError):
+            _COMMIT = ""
+    return _COMMIT
 
 
 def _kind(point: Mapping[str, Any]) -> dict[str, Any]:

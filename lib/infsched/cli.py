@@ -8,6 +8,8 @@
     infsched profile MODEL... [--batch-sizes 1,2,4,8,16,32] [--device auto|cpu|cuda] [--out FILE]
                                                     time zoo models on this machine
     infsched profile --list                         the zoo, and which models build here
+    infsched results build [CHAPTER ...] | status | verify [--budget CPU_S]
+                                                    the paper-scale results store the book renders
     infsched sweep CHAPTER [-e EXPERIMENT ...] [-p name=v1,v2,... ...] [--scale S] [--seeds 0,1,2]
                    [--jobs N] [--dask ADDRESS] [--out FILE.csv|FILE.parquet]
                                                     a chapter's experiments over a grid: one table
@@ -314,9 +316,53 @@ def _cmd_profile(args: argparse.Namespace) -> int:
     return 1 if run.unavailable else 0
 
 
+def _cmd_results(args: argparse.Namespace) -> int:
+    from . import results, store
+
+    if args.action == "build":
+        names = args.chapters or list(list_chapters())
+        known = set(list_chapters())
+        for name in names:
+            if name not in known:
+                raise ConfigError(f"chapter = {name!r}: must be one of {', '.join(sorted(known))}")
+        for name in names:
+            print(f"infsched: results build {name}: running the chapter at paper scale; stored "
+                  "points are reused, finished points are cached (Ctrl-C stops, a rerun resumes)",
+                  file=sys.stderr, flush=True)
+            m = results.build(name, progress=None if args.no_progress else RunProgress(name))
+            print(f"{name}: {sum(map(len, m['points'].values())):,} points stored, "
+                  f"{m['points_cpu_s'] / 3600:.2f} CPU-hours in the points, build "
+                  f"{m['build_wall_s'] / 60:.1f} min wall, {m['build_cpu_s']:.0f} CPU s")
+        return 0
+    if args.action == "status":
+        rows = []
+        for name in list_chapters():
+            st = store.status(name)
+            if st is None:
+                rows.append(f"{name:<12} (no paper-scale build stored)")
+                continue
+            state = "current" if st["current"] else "STALE: " + ("; ".join(st["stale"]) or
+                                                                 f"{st['absent']} points missing")
+            rows.append(f"{name:<12} {st['n_points']:>6,} points  {st['points_cpu_s'] / 3600:6.2f} "
+                        f"CPU-h  built {st['built'][:10]} at {st['commit'][:12]}  {state}")
+        print("\n".join(rows))
+        return 0
+    # verify
+    sample = store.sample_entries(args.budget, seed=args.seed)
+    bad = 0
+    for e in sample:
+        diff = results.recompute(e)
+        if diff:
+            bad += 1
+            print(f"DIFFERS {e.fn} {e.key}: {'; '.join(diff[:3])}")
+    print(f"{len(sample)} stored points recomputed, {bad} differ "
+          f"(budget {args.budget:g} recorded CPU s, seed {args.seed})")
+    return 1 if bad else 0
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="infsched", description="Run the chapters of the infsched book; sweep their experiments; profile models on this machine.")
-    sub = ap.add_subparsers(dest="command", metavar="{list,run,refresh-nbval,profile,sweep}", parser_class=_Parser)
+    sub = ap.add_subparsers(dest="command", metavar="{list,run,refresh-nbval,profile,sweep,results}", parser_class=_Parser)
     sub.required = True
     p = sub.add_parser("list", help="list chapters, their parameters and defaults")
     p.set_defaults(func=_cmd_list)
@@ -370,6 +416,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="recompute every point; cache nothing")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_sweep)
+    p = sub.add_parser("results", help="the results store the book renders: build, status, verify")
+    p.add_argument("action", choices=("build", "status", "verify"),
+                   help="build: run chapters at paper scale and store their points; status: what "
+                        "is stored and whether it is current; verify: recompute a sample")
+    p.add_argument("chapters", nargs="*", help="build: the chapters (default: all)")
+    p.add_argument("--budget", type=float, default=120.0, metavar="CPU_S",
+                   help="verify: recorded CPU seconds of the sample (default 120)")
+    p.add_argument("--seed", type=int, default=0, help="verify: the sample's seed (default 0)")
+    p.add_argument("--no-progress", action="store_true", help="build: no progress line")
+    p.set_defaults(func=_cmd_results)
     return ap
 
 
@@ -380,7 +436,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _parser().parse_args(argv)
         if getattr(args, "scale", None) is not None and args.scale not in SCALES:
             raise ConfigError(f"scale = {args.scale!r}: must be one of " + ", ".join(SCALES))
-        if args.command in ("run", "sweep", "refresh-nbval"):
+        if args.command in ("run", "sweep", "refresh-nbval", "results"):
             from .params import check_environment
 
             check_environment()  # $INFSCHED_PROCESSES ... before any import or kernel

@@ -25,6 +25,7 @@ Python side of ``infsched sweep``; this module sits below the paper packages, wh
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 import time
@@ -35,8 +36,9 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .cache import (PointError, _fn_name, _in_kernel, _load, _meta, _safe_dirname, _save,
-                    default_cache_dir, point_key)
+from . import store
+from .cache import (PointError, _fn_name, _header, _in_kernel, _jsonable, _load, _meta,
+                    _safe_dirname, _save, default_cache_dir, point_key)
 from .errors import ConfigError, config_error, require
 from .progress import SweepProgress, estimate_points
 
@@ -158,14 +160,16 @@ def _compute(fn: Callable[..., Any], point: dict[str, Any]) -> Any:
     return result
 
 
-def _evaluate(fn: Callable[..., Any], point: dict[str, Any], path: Path | None) -> Any:
+def _evaluate(fn: Callable[..., Any], point: dict[str, Any], path: Path | None,
+              version: str = "") -> Any:
     """Compute one point and, if ``path`` is given, persist it atomically before returning."""
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     result = _compute(fn, point)
     if path is not None:
         if _orphaned():
             os._exit(1)  # the sweep that asked for this point is gone: write nothing
-        _save(path, result, _meta(point, time.perf_counter() - start))
+        _save(path, result, _meta(point, time.perf_counter() - start, time.process_time() - cpu,
+                                  version, store.version_of(fn)))
     return result
 
 
@@ -214,23 +218,25 @@ def _alive(pid: int) -> bool:
 
 
 def _guarded_attempt(parent: int, fn: Callable[..., Any], point: dict[str, Any], path: Path | None,
-                     record: bool) -> Any:
+                     record: bool, version: str = "") -> Any:
     """:func:`_attempt` in a worker process, which stops when ``parent`` (the sweep) dies."""
     _worker_guard(parent)
-    return _attempt(fn, point, path, record)
+    return _attempt(fn, point, path, record, version)
 
 
-def _attempt(fn: Callable[..., Any], point: dict[str, Any], path: Path | None, record: bool) -> Any:
+def _attempt(fn: Callable[..., Any], point: dict[str, Any], path: Path | None, record: bool,
+             version: str = "") -> Any:
     """:func:`_evaluate`; with ``record``, an exception becomes a :class:`PointError`."""
     if not record:
-        return _evaluate(fn, point, path)
+        return _evaluate(fn, point, path, version)
     try:
-        return _evaluate(fn, point, path)
+        return _evaluate(fn, point, path, version)
     except Exception as exc:  # noqa: BLE001 - recorded with its type and message
         return PointError(type(exc).__name__, " ".join(str(exc).split()))
 
 
-def _dask_task(fn: Callable[..., Any], point: dict[str, Any], path: Path | None, record: bool) -> Any:
+def _dask_task(fn: Callable[..., Any], point: dict[str, Any], path: Path | None, record: bool,
+               version: str = "") -> Any:
     """One point on a Dask worker: computed, then written to the cache folder if the worker can
     write there (the caller writes it otherwise). A point already in the folder is loaded, not
     recomputed: Dask reruns a finished task whose result was held by a worker that died."""
@@ -238,7 +244,7 @@ def _dask_task(fn: Callable[..., Any], point: dict[str, Any], path: Path | None,
         cached = _load(path)
         if cached is not None:
             return cached
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     try:
         result = _compute(fn, point)
     except Exception as exc:  # noqa: BLE001
@@ -247,8 +253,47 @@ def _dask_task(fn: Callable[..., Any], point: dict[str, Any], path: Path | None,
         return PointError(type(exc).__name__, " ".join(str(exc).split()))
     if path is not None:
         with contextlib.suppress(OSError):
-            _save(path, result, _meta(point, time.perf_counter() - start))
+            _save(path, result, _meta(point, time.perf_counter() - start,
+                                      time.process_time() - cpu, version, store.version_of(fn)))
     return result
+
+
+#: per cache folder: (the entry files indexed, parameters as JSON -> entry path)
+_HARVEST: dict[Path, tuple[int, dict[str, Path]]] = {}
+
+
+def _harvest(fn: Callable[..., Any], folder: Path, point: dict[str, Any],
+             path: Path | None) -> tuple[Path | None, Any]:
+    """While ``infsched results build`` runs: a cached point with the same parameters and results
+    version as ``point`` but another code version (the code was refactored since: the results
+    store's rule, :mod:`infsched.store`, holds a point current while its results version is),
+    with the path it lies at; ``(path, None)`` when there is none. Entries whose provenance lacks
+    a results version predate the versions, all of which started at 1."""
+    rv = store.version_of(fn)
+    if rv is None or not folder.is_dir():
+        return path, None
+    files = sorted(folder.glob("*.pkl"))
+    seen = _HARVEST.get(folder)
+    if seen is None or seen[0] != len(files):
+        index: dict[str, Path] = {}
+        for f in files:
+            prov = _provenance(f)
+            if prov and "params" in prov and int(prov.get("results_version", 1)) == rv:
+                index[json.dumps(prov["params"], sort_keys=True)] = f
+        _HARVEST[folder] = seen = (len(files), index)
+    want = json.dumps(json.loads(json.dumps(point, sort_keys=True, default=_jsonable)), sort_keys=True)
+    found = seen[1].get(want)
+    if found is None:
+        return path, None
+    value = _load(found)
+    return (found, value) if value is not None else (path, None)
+
+
+def _provenance(path: Path | None) -> dict[str, Any] | None:
+    """The provenance a cache entry's header recorded (None for an entry written before it was)."""
+    header = _header(path) if path is not None else None
+    prov = header.get("provenance") if header else None
+    return prov if isinstance(prov, dict) else None
 
 
 def _rows(point: dict[str, Any], result: Any) -> pd.DataFrame:
@@ -387,13 +432,13 @@ def _future_result(fut: Any, path: Path | None, record: bool) -> Any:
 
 def _run_dask(target: Any, fn: Callable[..., Any], points: list[dict[str, Any]],
               paths: list[Path | None], todo: list[int], record: bool, results: list[Any],
-              bar: SweepProgress) -> None:
+              bar: SweepProgress, version: str = "") -> None:
     from distributed import as_completed
 
     with _client(target) as client:
         name = _safe_dirname(_fn_name(fn).split(".")[-1])
         # earlier in ``todo`` (longest first when the caller gave costs) runs first
-        futures = {client.submit(_dask_task, fn, points[i], paths[i], record, pure=False,
+        futures = {client.submit(_dask_task, fn, points[i], paths[i], record, version, pure=False,
                                  priority=len(todo) - rank,
                                  key=f"infsched-{name}-{i}-{os.urandom(4).hex()}"): i
                    for rank, i in enumerate(todo)}
@@ -475,10 +520,19 @@ def run_sweep(
     paths = [None if folder is None else folder / f"{point_key(fn, p, version)}.pkl" for p in points]
     results: list[Any] = [None] * len(points)
     todo: list[int] = []
+    recording = folder is not None and store.recording() is not None
     for i, path in enumerate(paths):
         if path is not None and path.exists():
             results[i] = _load(path)
+            if recording and results[i] is not None and not _provenance(path):
+                results[i] = None  # the store keeps only points whose origin is recorded
+        if results[i] is None and folder is not None:
+            results[i] = store.lookup(fn, points[i], version)  # the committed results store
+        if results[i] is None and recording:
+            paths[i], results[i] = _harvest(fn, folder, points[i], paths[i])
         if results[i] is None:
+            if folder is not None:
+                store.missing(fn, points[i])  # raises while the book renders strictly from the store
             todo.append(i)
 
     if cost is not None and len(todo) > 1:
@@ -492,16 +546,17 @@ def run_sweep(
                         estimate)
         try:
             if target is not None:
-                _run_dask(target, fn, points, paths, todo, record, results, bar)
+                _run_dask(target, fn, points, paths, todo, record, results, bar, version)
             elif n_jobs == 1 or len(todo) == 1:
                 for i in todo:
-                    results[i] = _attempt(fn, points[i], paths[i], record)
+                    results[i] = _attempt(fn, points[i], paths[i], record, version)
                     bar.update(results[i])
             else:
                 from joblib import Parallel, delayed
 
                 par = Parallel(n_jobs=n_jobs, return_as="generator", batch_size=1)
-                done = par(delayed(_guarded_attempt)(os.getpid(), fn, points[i], paths[i], record)
+                done = par(delayed(_guarded_attempt)(os.getpid(), fn, points[i], paths[i], record,
+                                                     version)
                            for i in todo)
                 for i, res in zip(todo, done):
                     results[i] = res
@@ -509,6 +564,11 @@ def run_sweep(
         finally:
             bar.close()
 
+    if recording:
+        for i, (p, r) in enumerate(zip(points, results)):
+            if not isinstance(r, PointError):
+                prov = store.stored_provenance(fn, p) or _provenance(paths[i])
+                store.record(fn, p, r, {k: v for k, v in (prov or {}).items() if k != "same_code"})
     if not points:
         return pd.DataFrame()
     df = pd.concat([_rows(p, r) for p, r in zip(points, results)], ignore_index=True)

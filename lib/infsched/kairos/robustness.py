@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from infsched.store import results_version
 from infsched.kairos import bound, sim
 from infsched.kairos.batches import BatchDist
 from infsched.kairos.model import MODEL_NAMES, QOS_MS, config_label, homogeneous
@@ -31,6 +32,7 @@ ROBUST_VARIANTS = {
 PAPER_VARIANTS = ("budget_10", "qos_120", "gauss_batches", "latency_noise")
 
 
+@results_version(1)
 def robust_point(model: str, variant: str, which: str, n_queries: int, seed: int) -> dict:
     """KAIROS on its pick (``which="pick"``) or the homogeneous configuration under one
     variant; the pick re-derived from the bound under that variant's setting."""

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from infsched.store import results_version
 from infsched.errors import one_of
 from infsched.kairos import (batches as batches_module, bound, engines, lsa, matching, ranking,
                              search, sim, workload)
@@ -51,6 +52,7 @@ def code_version(*fns) -> str:
     return hashlib.sha256(src.encode()).hexdigest()[:12]
 
 
+@results_version(1)
 def table_point(model: str, n0: int, n1: int, n2: int, n3: int, n_queries: int, seed: int,
                 service: str = "mean", qos_scale: float = 1.0,
                 dist: str = "lognormal-mix") -> dict:
@@ -70,6 +72,7 @@ def table_point(model: str, n0: int, n1: int, n2: int, n3: int, n_queries: int, 
     return out
 
 
+@results_version(1)
 def drs_point(model: str, n0: int, n1: int, n2: int, n3: int, n_queries: int, seed: int,
               service: str = "mean", qos_scale: float = 1.0, dist: str = "lognormal-mix") -> dict:
     """DRS on its best static threshold (the hill-climb's grid, spec §2.5) for one configuration."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from infsched.store import results_version
 from infsched.errors import one_of
 from infsched.kvcache import hindsight, instances
 from infsched.kvcache.model import Instance, check_schedule
@@ -57,6 +58,7 @@ def _fig2_instance(model: int, trial: int, seed: int, lo: int, hi: int) -> Insta
             else instances.arrival_model_2(rng, T_range=(lo, hi)))
 
 
+@results_version(1, volatile=("cpu_seconds", "seconds"))
 def fig2_point(model: int, trial: int, seed: int, lo: int, hi: int, effort: float,
                lp: bool | str = "auto", reading: str = "canonical", solver: str = "cpsat",
                node_limit: int | None = None) -> dict:

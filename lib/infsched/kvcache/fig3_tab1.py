@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from infsched.store import results_version
 from infsched.errors import one_of, require
 from infsched.kvcache import workload
 from infsched.kvcache.scales import (ALGORITHMS, DEMANDS, M_LLAMA, TABLE1_MCSF_S, TRACE_N,
@@ -23,6 +24,7 @@ __all__ = ["run_point", "run_algorithms", "calibrate_kappa", "kappa_sensitivity"
            "claims_fig3", "fig3_means", "tab1", "TAB1_QUANTITIES", "claims_tab1"]
 
 
+@results_version(1)
 def run_point(policy: str, alpha: float, beta: float, n: int, rate: float, kappa: float,
               seed: int) -> dict:
     """One simulation: ``n`` requests of the substitute dataset at ``rate``/s, batch times

@@ -15,6 +15,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from infsched.store import results_version
 from infsched.errors import InfeasibleError, one_of
 from infsched.profiles import Profile
 from infsched.report import find_data_dir
@@ -64,6 +65,7 @@ def _sweep_version(fn: Callable, key: str) -> str:
 
 # --------------------------------------------------------------------------- policies
 
+@results_version(1, volatile=("seconds",))
 def solve_point(profile: str, slo_ms: float, workers: int, load_qps: float, d: int,
                 discretisation: str = "fld", n_max: int = 32, objective: str = "decision",
                 batching: str = "max") -> dict:
@@ -105,6 +107,7 @@ def solve_policy(prof: Profile, cfg: MDPConfig, objective: str = "decision",
             else per_query.solve_per_query(prof, cfg, **kw)[0])
 
 
+@results_version(1, volatile=("seconds",))
 def solve_point_measured(profile: str, slo_ms: float, workers: int, load_qps: float, d: int,
                          discretisation: str = "fld", n_max: int = 32, objective: str = "decision",
                          batching: str = "max") -> dict:
@@ -208,6 +211,7 @@ def policy_table(rows: pd.DataFrame) -> PolicyTable | None:
 
 # --------------------------------------------------------------------------- baselines
 
+@results_version(1)
 def ms_point(profile: str, slo_ms: float, workers: int, load_qps: float, duration_s: float,
              seed: int) -> dict:
     """ModelSwitching's choice at one load (spec §4.2): every model simulated at that load."""

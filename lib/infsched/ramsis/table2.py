@@ -10,6 +10,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from infsched.store import results_version
 from infsched.errors import InfeasibleError, one_of
 from infsched.report import NotReproducible
 from infsched.sweep import run_sweep
@@ -54,6 +55,7 @@ def _compile(prof, cfg: MDPConfig) -> None:
         pass  # the same code ran up to the point that refused it; the timed solve will say why
 
 
+@results_version(1, volatile=("ours_s", "cpu_s"))
 def tab2_point(profile: str, discretisation: str, d: int, batching: str, workers: int,
                load_qps: float, slo_ms: float) -> dict:
     """One cell of Table 2: build the MDP and solve it to convergence (value iteration for

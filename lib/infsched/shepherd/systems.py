@@ -11,6 +11,7 @@ import inspect
 import numpy as np
 import pandas as pd
 
+from infsched.store import results_version
 from infsched.errors import require
 from infsched.shepherd import herd, nexus, sim, traces
 from infsched.shepherd.model import ModelSet, Requests
@@ -80,6 +81,7 @@ def _point_workload(variant: str, rate: float, workers: int, slo_ms: float, seed
     return ms, sl, sl.requests(slo_ms), 1000.0 * warmup_s, 1000.0 * (warmup_s + measure_s)
 
 
+@results_version(1)
 def run_system(system: str, variant: str, rate: float, workers: int, slo_ms: float, seed: int,
                warmup_s: float, measure_s: float, streams: int, lam: float = 3.03,
                model_set_name: str = "cv16", controller_us: float = 0.0,
@@ -133,6 +135,7 @@ def run_system(system: str, variant: str, rate: float, workers: int, slo_ms: flo
             **{f"lat_q{5 * i}": float(v) for i, v in enumerate(q)}}
 
 
+@results_version(1)
 def shepherd_group(variant: str, rate: float, workers: int, slo_ms: float, seed: int,
                    warmup_s: float, measure_s: float, streams: int, group: int,
                    lam: float = 3.03, model_set_name: str = "cv16", controller_us: float = 0.0,

@@ -1,0 +1,83 @@
+"""``infsched results``: build the results store from the chapters, report its state, check it.
+
+:func:`build` runs a chapter at ``paper`` scale with its default parameters (through
+:func:`infsched.runner.run_chapter`, so exactly the points the chapter reads) while every sweep
+records the points it returns, then commits them to the store (:mod:`infsched.store`).
+:func:`recompute` checks one stored point against today's code (``infsched results verify`` and
+``tests/test_store_sample.py`` run it on a seeded sample).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from . import store
+from .runner import run_chapter
+from .sweep import _compute
+
+__all__ = ["ATOL", "RTOL", "build", "recompute"]
+
+
+def build(chapter: str, *, out_dir: Path | None = None, progress: Any = None,
+          root: Path | None = None) -> dict[str, Any]:
+    """Run ``chapter`` at ``paper`` scale with its default parameters and store every sweep
+    point it used (``infsched results build CHAPTER``).
+
+    Points already stored under their current results version are served, not recomputed;
+    points in the sweep cache (``$INFSCHED_CACHE``) are taken with the provenance their entry
+    recorded; the rest are computed (locally, or on the Dask cluster ``$INFSCHED_DASK`` names).
+    Interrupted, it resumes from the sweep cache. Writes ``points/*.jsonl`` and the chapter's
+    manifest, then drops stored points no manifest lists. Returns the manifest."""
+    root = root or store.store_dir()
+    rec = Path(tempfile.mkdtemp(prefix=f"infsched-store-{chapter}-"))
+    saved = {k: os.environ.get(k) for k in (store.RECORD_ENV, store.DIR_ENV, store.STRICT_ENV)}
+    os.environ[store.RECORD_ENV] = str(rec)
+    os.environ[store.DIR_ENV] = str(root)
+    os.environ.pop(store.STRICT_ENV, None)
+    t0, c0 = time.perf_counter(), store._children_cpu()
+    try:
+        run_chapter(chapter, {}, scale="paper", out_dir=out_dir, progress=progress)
+    except BaseException:
+        shutil.rmtree(rec, ignore_errors=True)  # the finished points stay in the sweep cache
+        raise
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return store.commit_records(chapter, rec, root, wall_s=time.perf_counter() - t0,
+                                cpu_s=store._children_cpu() - c0)
+
+
+#: the agreement a recomputed point must reach: float round-off, not modelling noise
+RTOL, ATOL = 1e-9, 1e-12
+
+
+def recompute(entry: store.Entry) -> list[str]:
+    """Recompute one stored point with the current code (no cache, no store) and list where it
+    differs from the stored value beyond float round-off (empty: it agrees). The function's
+    ``volatile`` fields are not compared; a changed results version is itself a difference."""
+    fn = store.resolve(entry.fn)
+    if store.version_of(fn) != entry.results_version:
+        return [f"results version {entry.results_version} stored, {store.version_of(fn)} now"]
+    # nested sweeps must compute, not read the store or a cache back
+    saved = {k: os.environ.get(k) for k in (store.STORE_ENV, "INFSCHED_CACHE", store.RECORD_ENV)}
+    with tempfile.TemporaryDirectory(prefix="infsched-recompute-") as tmp:
+        os.environ.update({store.STORE_ENV: "off", "INFSCHED_CACHE": tmp})
+        os.environ.pop(store.RECORD_ENV, None)
+        try:
+            value = _compute(fn, dict(entry.params))
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+    return store.same(value, entry.value, rtol=RTOL, atol=ATOL,
+                      skip=getattr(fn, "__results_volatile__", ()), where=entry.fn.rsplit(".", 1)[-1])

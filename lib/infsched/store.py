@@ -1,0 +1,726 @@
+"""The results store: the paper-scale sweep points the rendered book shows, committed as text.
+
+A sweep's points (:func:`infsched.sweep.run_sweep`) are cached per machine as pickles keyed on
+the code that computed them. The *store* is the part of that work the book renders: every point
+a chapter needs at the ``paper`` scale, committed under ``data/results/`` in plain JSON lines,
+each with its provenance (the commit and code version that computed it, its parameters and
+seed, its CPU and wall seconds, the date, the machine and its load). Only the project's own
+command writes it (``infsched results build CHAPTER``, :func:`infsched.results.build`); nothing in it is typed by
+hand; the command lives in :mod:`infsched.results`, above the runner, since it runs chapters.
+
+Keys and staleness. A stored point is keyed on its function's ``module.qualname``, its
+parameters and its function's *results version* (:func:`results_version`), an integer that a
+change altering the function's numbers must bump. The key does not hash the code: a refactor
+that keeps the numbers does not force hours of recomputation. What guards a change that alters
+numbers without a bump is ``tests/test_store_sample.py``: it recomputes a seeded random sample of the
+stored points with the current code (about two CPU minutes) and fails on any difference beyond
+float round-off, and it fails when a stored entry's results version is not its function's
+current one (a bump without a rebuild). Entries computed by an earlier code version with the same
+results version are counted on the page (:func:`page_note`).
+
+Layout (``data/results/``)::
+
+    points/<module.qualname>.jsonl   one stored point per line, sorted by key
+    <chapter>.json                   a chapter's manifest: the scale, the keys it reads, when and
+                                     where it was built, its CPU seconds
+
+A point's value is encoded exactly (:func:`encode`: floats by ``repr``, numpy arrays and scalars,
+DataFrames with their dtypes, tuples, dicts with non-string keys); a value that would not come
+back identical is refused when recorded, never stored approximately.
+
+Reading: :func:`lookup` (called by ``run_sweep`` after its own cache) serves a stored point when
+its key matches. With ``$INFSCHED_STORE=off`` nothing is served. Under ``make book`` a chapter whose
+manifest is current renders at ``paper`` scale (:func:`book_scale`), strictly: a point it needs
+that the store lacks raises instead of starting hours of computation.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import hashlib
+import importlib
+import json
+import math
+import os
+import platform
+import random
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from .errors import ConfigError, require
+
+__all__ = ["Entry", "book_scale", "commit_records", "decode", "encode", "load_manifest", "lookup",
+           "page_note", "results_version", "sample_entries", "store_dir",
+           "version_of"]
+
+#: the JSON layout of an entry; bumped only when the layout changes
+STORE_FORMAT = 1
+#: environment: ``off`` disables serving from the store
+STORE_ENV = "INFSCHED_STORE"
+#: environment: a folder where run_sweep appends a record of every point it returns (set by build)
+RECORD_ENV = "INFSCHED_STORE_RECORD"
+#: environment: set by ``make book``; a chapter rendered from the store at ``paper`` scale then
+#: refuses to compute a point the store lacks
+STRICT_ENV = "INFSCHED_STORE_STRICT"
+#: environment: where the store lives (default: the repository's data/results)
+DIR_ENV = "INFSCHED_RESULTS"
+
+
+def store_dir() -> Path:
+    """``$INFSCHED_RESULTS`` if set, else ``data/results`` beside the library's checkout."""
+    env = os.environ.get(DIR_ENV, "").strip()
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "data" / "results"
+
+
+# --------------------------------------------------------------------------- results versions
+
+def results_version(version: int, *, volatile: Iterable[str] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare a sweep point function's results version: ``@results_version(1)``.
+
+    Bump it in the same commit as any change that alters what the function returns for the same
+    parameters (a kernel's arithmetic, a default, a random stream), then rebuild the store
+    (``infsched results build``). ``volatile`` names the fields (dict keys or DataFrame columns)
+    that measure this machine rather than the model (wall-clock solve times): they are stored
+    but never compared when a stored point is recomputed."""
+    require(isinstance(version, int) and not isinstance(version, bool) and version >= 1,
+            "version", version, "must be a positive integer")
+
+    def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn.__results_version__ = int(version)  # type: ignore[attr-defined]
+        fn.__results_volatile__ = tuple(volatile)  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
+def version_of(fn: Callable[..., Any]) -> int | None:
+    """The results version ``fn`` declares, or None (its points are never stored)."""
+    return getattr(fn, "__results_version__", None)
+
+
+def fn_name(fn: Callable[..., Any]) -> str:
+    return f"{fn.__module__}.{fn.__qualname__}"
+
+
+def resolve(name: str) -> Callable[..., Any]:
+    """The function named ``module.qualname`` (as stored)."""
+    parts = name.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise ConfigError(f"fn = {name!r}: no such function")
+
+
+# --------------------------------------------------------------------------- exact encoding
+
+def encode(value: Any) -> Any:
+    """``value`` as JSON that :func:`decode` turns back into an identical value: plain floats,
+    ints, strings, bools and None as themselves (non-finite floats tagged), numpy scalars and
+    arrays and DataFrames and Series with their dtypes, tuples, sets and dicts with non-string keys
+    tagged. Raises TypeError for anything else."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int) and not isinstance(value, np.integer):
+        return value
+    if isinstance(value, float) and not isinstance(value, np.floating):
+        return value if math.isfinite(value) else {"$f": repr(value)}
+    if isinstance(value, np.generic):
+        if isinstance(value, np.datetime64) or isinstance(value, np.timedelta64):
+            raise TypeError(f"cannot store {type(value).__name__}")
+        return {"$np": value.dtype.str, "v": encode(value.item())}
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "biuf":
+            raw = np.ascontiguousarray(value).tobytes()
+            return {"$nd": value.dtype.str, "shape": list(value.shape),
+                    "b64": base64.b64encode(raw).decode()}
+        if value.dtype.kind in "OU":
+            return {"$nd": value.dtype.str, "shape": list(value.shape),
+                    "items": [encode(v) for v in value.ravel().tolist()]}
+        raise TypeError(f"cannot store an array of dtype {value.dtype}")
+    if isinstance(value, pd.DataFrame):
+        return {"$df": {"columns": [encode(c) for c in value.columns],
+                        "dtypes": [str(t) for t in value.dtypes],
+                        "index": encode(value.index),
+                        "data": [encode(_column(value.iloc[:, j])) for j in range(value.shape[1])]}}
+    if isinstance(value, pd.Series):
+        return {"$series": {"name": encode(value.name), "dtype": str(value.dtype),
+                            "index": encode(value.index), "data": encode(_column(value))}}
+    if isinstance(value, pd.RangeIndex):
+        return {"$range": [value.start, value.stop, value.step], "name": encode(value.name)}
+    if isinstance(value, pd.Index):
+        return {"$index": encode(_column(pd.Series(value))), "dtype": str(value.dtype),
+                "name": encode(value.name)}
+    if isinstance(value, tuple):
+        return {"$tuple": [encode(v) for v in value]}
+    if isinstance(value, list):
+        return [encode(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return {"$set": [encode(v) for v in sorted(value, key=repr)], "frozen": isinstance(value, frozenset)}
+    if isinstance(value, Mapping):
+        if all(isinstance(k, str) and not k.startswith("$") for k in value):
+            return {k: encode(v) for k, v in value.items()}
+        return {"$dict": [[encode(k), encode(v)] for k, v in value.items()]}
+    raise TypeError(f"cannot store a value of type {type(value).__name__}")
+
+
+def _column(s: pd.Series) -> Any:
+    """One column's values: a numeric column as a typed array, anything else item by item."""
+    if s.dtype.kind in "biuf" and not isinstance(s.dtype, pd.api.extensions.ExtensionDtype):
+        return s.to_numpy()
+    return [None if v is None else v for v in s.astype(object).tolist()]
+
+
+def decode(obj: Any) -> Any:
+    """The value :func:`encode` encoded."""
+    if isinstance(obj, list):
+        return [decode(v) for v in obj]
+    if not isinstance(obj, dict):
+        return obj
+    if "$f" in obj:
+        return float(obj["$f"])
+    if "$np" in obj:
+        return np.dtype(obj["$np"]).type(decode(obj["v"]))
+    if "$nd" in obj:
+        dt, shape = np.dtype(obj["$nd"]), tuple(obj["shape"])
+        if "b64" in obj:
+            return np.frombuffer(base64.b64decode(obj["b64"]), dtype=dt).reshape(shape).copy()
+        arr = np.empty(len(obj["items"]), dtype=dt)
+        arr[:] = [decode(v) for v in obj["items"]] if dt.kind == "O" else [decode(v) for v in obj["items"]]
+        return arr.reshape(shape)
+    if "$df" in obj:
+        d = obj["$df"]
+        cols = [decode(c) for c in d["columns"]]
+        data = {}
+        for j, (raw, dt) in enumerate(zip(d["data"], d["dtypes"])):
+            data[j] = _series(decode(raw), dt)
+        df = pd.DataFrame(data)
+        df.columns = pd.Index(cols) if cols else df.columns
+        if not cols:
+            df = pd.DataFrame(index=decode(d["index"]))
+        else:
+            df.index = decode(d["index"])
+        return df
+    if "$series" in obj:
+        d = obj["$series"]
+        s = _series(decode(d["data"]), d["dtype"])
+        s.index = decode(d["index"])
+        s.name = decode(d["name"])
+        return s
+    if "$range" in obj:
+        a, b, c = obj["$range"]
+        return pd.RangeIndex(a, b, c, name=decode(obj["name"]))
+    if "$index" in obj:
+        s = _series(decode(obj["$index"]), obj["dtype"])
+        return pd.Index(s, dtype=s.dtype, name=decode(obj["name"]))
+    if "$tuple" in obj:
+        return tuple(decode(v) for v in obj["$tuple"])
+    if "$set" in obj:
+        items = [decode(v) for v in obj["$set"]]
+        return frozenset(items) if obj["frozen"] else set(items)
+    if "$dict" in obj:
+        return {decode(k): decode(v) for k, v in obj["$dict"]}
+    return {k: decode(v) for k, v in obj.items()}
+
+
+def _series(values: Any, dtype: str) -> pd.Series:
+    if isinstance(values, np.ndarray):
+        return pd.Series(values, dtype=values.dtype)
+    return pd.Series(values, dtype=dtype) if dtype != "object" else pd.Series(values, dtype=object)
+
+
+def same(a: Any, b: Any, *, rtol: float = 0.0, atol: float = 0.0, skip: Iterable[str] = (),
+         where: str = "value") -> list[str]:
+    """Where ``a`` and ``b`` differ (an empty list when they agree): floats within
+    ``atol + rtol * |b|`` (NaN equal to NaN), everything else exactly, in the same types; dict
+    keys and DataFrame columns named in ``skip`` are not compared."""
+    skip = set(skip)
+    out: list[str] = []
+    if isinstance(a, pd.DataFrame) or isinstance(b, pd.DataFrame):
+        if not (isinstance(a, pd.DataFrame) and isinstance(b, pd.DataFrame)):
+            return [f"{where}: {type(a).__name__} vs {type(b).__name__}"]
+        if list(a.columns) != list(b.columns) or len(a) != len(b):
+            return [f"{where}: columns/rows {list(a.columns)}x{len(a)} vs {list(b.columns)}x{len(b)}"]
+        if not a.index.equals(b.index):
+            out.append(f"{where}: index differs")
+        for c in a.columns:
+            if c in skip:
+                continue
+            out += _same_array(a[c].to_numpy(), b[c].to_numpy(), rtol, atol, f"{where}[{c!r}]")
+        return out
+    if isinstance(a, pd.Series) or isinstance(b, pd.Series):
+        if not (isinstance(a, pd.Series) and isinstance(b, pd.Series)) or len(a) != len(b):
+            return [f"{where}: series differ in type or length"]
+        return _same_array(a.to_numpy(), b.to_numpy(), rtol, atol, where)
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or a.shape != b.shape:
+            return [f"{where}: arrays differ in type or shape"]
+        return _same_array(a, b, rtol, atol, where)
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        if list(a) != list(b):
+            return [f"{where}: keys {list(a)} vs {list(b)}"]
+        for k in a:
+            if k not in skip:
+                out += same(a[k], b[k], rtol=rtol, atol=atol, where=f"{where}[{k!r}]")
+        return out
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        if type(a) is not type(b) or len(a) != len(b):
+            return [f"{where}: {type(a).__name__}[{len(a)}] vs {type(b).__name__}[{len(b)}]"]
+        for i, (x, y) in enumerate(zip(a, b)):
+            out += same(x, y, rtol=rtol, atol=atol, where=f"{where}[{i}]")
+        return out
+    if _is_float(a) and _is_float(b):
+        fa, fb = float(a), float(b)
+        if (math.isnan(fa) and math.isnan(fb)) or fa == fb or abs(fa - fb) <= atol + rtol * abs(fb):
+            return []
+        return [f"{where}: {fa!r} vs {fb!r}"]
+    if type(a) is not type(b) and not (_is_number(a) and _is_number(b)):
+        return [f"{where}: {type(a).__name__} vs {type(b).__name__}"]
+    try:
+        equal = bool(a == b)
+    except Exception:  # noqa: BLE001 - incomparable: differ
+        equal = False
+    return [] if equal else [f"{where}: {a!r} vs {b!r}"]
+
+
+def _is_float(x: Any) -> bool:
+    return isinstance(x, (float, np.floating))
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
+
+
+def _same_array(a: np.ndarray, b: np.ndarray, rtol: float, atol: float, where: str) -> list[str]:
+    if a.dtype.kind in "fc" or b.dtype.kind in "fc":
+        try:
+            fa, fb = a.astype(float), b.astype(float)
+        except (TypeError, ValueError):
+            return [f"{where}: not numbers"]
+        ok = np.isclose(fa, fb, rtol=rtol, atol=atol, equal_nan=True) | (fa == fb)
+        if ok.all():
+            return []
+        i = int(np.flatnonzero(~ok.ravel())[0])
+        return [f"{where}: {int((~ok).sum())} of {ok.size} differ, first {fa.ravel()[i]!r} vs {fb.ravel()[i]!r}"]
+    if a.dtype.kind == "O" or b.dtype.kind == "O":
+        out: list[str] = []
+        for i, (x, y) in enumerate(zip(a.ravel().tolist(), b.ravel().tolist())):
+            out += same(x, y, rtol=rtol, atol=atol, where=f"{where}[{i}]")
+            if out:
+                break
+        return out
+    return [] if np.array_equal(a, b) else [f"{where}: arrays differ"]
+
+
+# --------------------------------------------------------------------------- entries and keys
+
+def _key_json(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return {"ndarray": v.tolist(), "dtype": str(v.dtype)}
+    if isinstance(v, (set, frozenset)):
+        return sorted(map(repr, v))
+    return repr(v)
+
+
+def store_key(name: str, point: Mapping[str, Any], version: int) -> str:
+    """sha256 of the function's name, its sorted parameters and its results version (24 hex)."""
+    blob = json.dumps({"fn": name, "results_version": int(version), "format": STORE_FORMAT,
+                       "params": dict(point)}, sort_keys=True, default=_key_json)
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+@dataclass
+class Entry:
+    """One stored point: its key, function, results version, parameters, value and provenance."""
+
+    key: str
+    fn: str
+    results_version: int
+    params: dict[str, Any]
+    value: Any
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        # not sort_keys: a dict's key order is part of the value (a table's column order)
+        return json.dumps({"key": self.key, "fn": self.fn, "results_version": self.results_version,
+                           "params": encode(self.params),
+                           "provenance": dict(sorted(self.provenance.items())),
+                           "value": encode(self.value)}, allow_nan=False, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, line: str) -> "Entry":
+        d = json.loads(line)
+        return cls(d["key"], d["fn"], int(d["results_version"]), decode(d["params"]),
+                   decode(d["value"]), d.get("provenance") or {})
+
+
+def _points_dir(root: Path | None = None) -> Path:
+    return (root or store_dir()) / "points"
+
+
+def read_points(name: str, root: Path | None = None) -> dict[str, Entry]:
+    """Every stored point of the function ``name``, by key."""
+    path = _points_dir(root) / f"{name}.jsonl"
+    out: dict[str, Entry] = {}
+    if not path.exists():
+        return out
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                e = Entry.from_json(line)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise ConfigError(f"results store: {path}, line {n}: not a stored point ({exc}); "
+                                  "rebuild it with `infsched results build`") from None
+            out[e.key] = e
+    return out
+
+
+def write_points(name: str, entries: Mapping[str, Entry], root: Path | None = None) -> None:
+    """Write the function's points (sorted by key, one JSON line each) atomically; none: remove."""
+    folder = _points_dir(root)
+    path = folder / f"{name}.jsonl"
+    if not entries:
+        path.unlink(missing_ok=True)
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    text = "".join(entries[k].to_json() + "\n" for k in sorted(entries))
+    _atomic_write(path, text)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# --------------------------------------------------------------------------- serving
+
+_LOADED: dict[tuple[str, str], dict[str, Entry]] = {}
+#: the entries served in this process: (fn, key) -> provenance; read by page_note
+_SERVED: dict[tuple[str, str], dict[str, Any]] = {}
+#: points this process computed or took from its own cache while the book rendered from the store
+_LIVE: dict[str, int] = {}
+#: the scale the running chapter renders at, when book_scale chose it
+_BOOK: dict[str, str] = {}
+
+
+def enabled() -> bool:
+    return os.environ.get(STORE_ENV, "").strip().lower() not in ("off", "0", "false", "no")
+
+
+def lookup(fn: Callable[..., Any], point: Mapping[str, Any], version: str = "") -> Any:
+    """The stored value of ``fn(**point)``, or None: only when ``fn`` declares a results version
+    and the store holds that point under it. Served entries are remembered for
+    :func:`page_note`; ``version`` (the caller's code version) is compared with the entry's
+    to count points computed by earlier code."""
+    rv = version_of(fn)
+    if rv is None or not enabled():
+        return None
+    name = fn_name(fn)
+    root = str(store_dir())
+    entries = _LOADED.get((root, name))
+    if entries is None:
+        entries = _LOADED[(root, name)] = read_points(name)
+    e = entries.get(store_key(name, point, rv))
+    if e is None:
+        return None
+    prov = dict(e.provenance)
+    prov["same_code"] = bool(version) and prov.get("code_version") == version
+    _SERVED[(name, e.key)] = prov
+    return e.value
+
+
+def strict() -> bool:
+    """True while a chapter renders from the store at ``paper`` scale under ``make book``."""
+    return bool(os.environ.get(STRICT_ENV)) and _BOOK.get("scale") == "paper"
+
+
+def missing(fn: Callable[..., Any], point: Mapping[str, Any]) -> None:
+    """Called by run_sweep for a point that neither its cache nor the store holds: in strict
+    mode, raise (rendering the book must never start hours of computation); else count it."""
+    name = fn_name(fn)
+    if strict() and version_of(fn) is not None:
+        raise ConfigError(
+            f"results store: {name} at {dict(point)!r} is not stored (the chapter "
+            f"{_BOOK.get('chapter')!r} renders at paper scale from data/results/); rebuild it "
+            f"with `infsched results build {_BOOK.get('chapter')}`, or build the book at default "
+            f"scale with `make book-default`")
+    _LIVE[name] = _LIVE.get(name, 0) + 1
+
+
+def book_scale(chapter: str) -> str:
+    """The scale a chapter's ``parameters`` cell defaults to: ``$INFSCHED_SCALE`` when set (the
+    tests, ``infsched run``); else ``paper`` when the store holds a current build of the chapter
+    (:func:`status`), else ``default``."""
+    env = os.environ.get("INFSCHED_SCALE", "").strip()
+    if env:
+        scale = env
+    else:
+        st = status(chapter)
+        scale = "paper" if st is not None and st["current"] and enabled() else "default"
+    _BOOK.clear()
+    _BOOK.update(chapter=chapter, scale=scale)
+    return scale
+
+
+# --------------------------------------------------------------------------- manifests
+
+def manifest_path(chapter: str, root: Path | None = None) -> Path:
+    return (root or store_dir()) / f"{chapter}.json"
+
+
+def load_manifest(chapter: str, root: Path | None = None) -> dict[str, Any] | None:
+    path = manifest_path(chapter, root)
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ConfigError(f"results store: {path}: not a manifest ({exc})") from None
+
+
+def status(chapter: str, root: Path | None = None) -> dict[str, Any] | None:
+    """A chapter's stored build: its manifest's summary and ``current`` (every key it lists is
+    stored, under its function's current results version); None when the chapter has none."""
+    m = load_manifest(chapter, root)
+    if m is None:
+        return None
+    stale: list[str] = []
+    absent = 0
+    for name, keys in m.get("points", {}).items():
+        try:
+            fn = resolve(name)
+        except (ConfigError, AttributeError):
+            stale.append(f"{name} (no longer exists)")
+            continue
+        want = version_of(fn)
+        have = m.get("results_versions", {}).get(name)
+        if want is None or have != want:
+            stale.append(f"{name} (results version {have} stored, {want} now)")
+            continue
+        stored = read_points(name, root)
+        absent += sum(1 for k in keys if k not in stored)
+    return {**{k: v for k, v in m.items() if k != "points"},
+            "n_points": sum(len(v) for v in m.get("points", {}).values()),
+            "stale": stale, "absent": absent, "current": not stale and absent == 0}
+
+
+def page_note(chapter: str, scale: str) -> str:
+    """One paragraph for the top of a chapter: which scale it shows and where its numbers come
+    from (the store entries served in this kernel: how many, computed at which commits and dates,
+    their CPU-hours, and how many points were computed live)."""
+    served = [p for (n, k), p in _SERVED.items()]
+    live = sum(_LIVE.values())
+    if scale != "paper":
+        what = {"default": "the `default` scale (shorter runs and smaller instances than the "
+                           "paper's: its verdicts are stand-ins)",
+                "smoke": "the `smoke` scale (seconds, for tests: its verdicts are stand-ins)"}
+        text = f"This page shows {what.get(scale, repr(scale))}, computed live"
+        m = load_manifest(chapter)
+        if m is None:
+            text += "; the results store holds no paper-scale build of this chapter yet."
+        else:
+            st = status(chapter)
+            text += ("; the results store's paper-scale build of this chapter is stale "
+                     f"({'; '.join(st['stale']) or str(st['absent']) + ' points missing'})."
+                     if st and not st["current"] else ".")
+        return text
+    if not served:
+        return (f"This page shows the paper's setting (`paper` scale); {live} sweep points were "
+                "computed live, none came from the results store.")
+    commits = sorted({str(p.get("commit", "?")).split("+")[0][:7] for p in served})
+    dates = sorted(str(p.get("date", ""))[:10] for p in served)
+    cpu_h = sum(float(p.get("cpu_s") or 0.0) for p in served) / 3600
+    older = sum(1 for p in served if not p.get("same_code"))
+    text = (f"This page shows the paper's setting (`paper` scale). Its {len(served):,} simulated "
+            f"points come from the results store (`data/results/`), computed at commit"
+            f"{'s' if len(commits) > 1 else ''} {', '.join(commits)} on "
+            f"{dates[0]}{' to ' + dates[-1] if dates[-1] != dates[0] else ''}, "
+            f"{cpu_h:.2f} CPU-hours in all")
+    if older:
+        text += (f"; {older:,} of them by an earlier version of the code with the same results "
+                 "version (the tests recompute a sample of stored points with today's code)")
+    text += f"; {live} points were computed live." if live else "."
+    return text
+
+
+# --------------------------------------------------------------------------- recording and building
+
+def recording() -> Path | None:
+    raw = os.environ.get(RECORD_ENV, "").strip()
+    return Path(raw) if raw else None
+
+
+def record(fn: Callable[..., Any], point: Mapping[str, Any], value: Any,
+           provenance: Mapping[str, Any] | None) -> None:
+    """While ``infsched results build`` runs a chapter: append one point it used to this process's
+    record file. A point without provenance, or whose value does not encode exactly, is refused
+    (ConfigError): the store keeps nothing whose origin or digits it cannot vouch for."""
+    folder = recording()
+    rv = version_of(fn)
+    if folder is None or rv is None:
+        return
+    name = fn_name(fn)
+    if "<locals>" in name:
+        raise ConfigError(f"fn = {name}: a nested function cannot be stored (it cannot be "
+                          "recomputed by name); make it a module-level function")
+    if not provenance:
+        raise ConfigError(f"results store: {name} at {dict(point)!r} has no provenance")
+    try:
+        back = decode(json.loads(json.dumps(encode(value), allow_nan=False)))
+        pback = decode(json.loads(json.dumps(encode(dict(point)), allow_nan=False)))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"results store: {name}: its value cannot be stored exactly ({exc})") from None
+    diff = same(back, value) + same(pback, dict(point))
+    if diff:
+        raise ConfigError(f"results store: {name}: its value does not survive encoding "
+                          f"({diff[0]})")
+    e = Entry(store_key(name, point, rv), name, rv, dict(point), value,
+              {k: v for k, v in dict(provenance).items() if k != "params"})
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f"{os.getpid()}.jsonl", "a", encoding="utf-8") as f:
+        f.write(e.to_json() + "\n")
+
+
+def stored_provenance(fn: Callable[..., Any], point: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The provenance of a point served from the store in this process (to re-record it)."""
+    rv = version_of(fn)
+    if rv is None:
+        return None
+    return _SERVED.get((fn_name(fn), store_key(fn_name(fn), point, rv)))
+
+
+def machine() -> str:
+    return f"{platform.node()} ({platform.machine()}, {os.cpu_count()} cores)"
+
+
+def commit_records(chapter: str, rec: Path, root: Path | None = None, *, wall_s: float = 0.0,
+                   cpu_s: float = 0.0) -> dict[str, Any]:
+    """Merge the records a chapter's run left in ``rec`` into the store: the points files, the
+    chapter's manifest (what it reads, when, where, at which commit, at what cost), then drop the
+    stored points no manifest lists. ``rec`` is emptied and removed. Returns the manifest."""
+    root = root or store_dir()
+    entries: dict[str, dict[str, Entry]] = {}
+    for path in sorted(rec.glob("*.jsonl")):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                e = Entry.from_json(line)
+                entries.setdefault(e.fn, {})[e.key] = e
+    for path in rec.glob("*.jsonl"):
+        path.unlink()
+    rec.rmdir()
+    for name, new in entries.items():
+        old = read_points(name, root)
+        old.update(new)
+        write_points(name, old, root)
+    point_cpu = sum(float(e.provenance.get("cpu_s") or 0) for d in entries.values() for e in d.values())
+    manifest = {
+        "chapter": chapter, "scale": "paper", "format": STORE_FORMAT,
+        "built": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "machine": machine(), "commit": _commit_now(),
+        "build_wall_s": round(wall_s, 1), "build_cpu_s": round(cpu_s, 1),
+        "points_cpu_s": round(point_cpu, 1),
+        "results_versions": {name: version_of(resolve(name)) for name in sorted(entries)},
+        "points": {name: sorted(d) for name, d in sorted(entries.items())},
+    }
+    root.mkdir(parents=True, exist_ok=True)
+    _atomic_write(manifest_path(chapter, root), json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    prune(root)
+    _LOADED.clear()
+    return manifest
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process and its finished children (the kernel, the sweep's workers)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _commit_now() -> str:
+    from .cache import _commit
+
+    return _commit()
+
+
+def prune(root: Path | None = None) -> int:
+    """Drop stored points that no chapter's manifest lists; returns how many were dropped."""
+    root = root or store_dir()
+    wanted: dict[str, set[str]] = {}
+    for path in sorted(root.glob("*.json")):
+        m = json.loads(path.read_text(encoding="utf-8"))
+        for name, keys in m.get("points", {}).items():
+            wanted.setdefault(name, set()).update(keys)
+    dropped = 0
+    for path in sorted(_points_dir(root).glob("*.jsonl")):
+        name = path.name[:-len(".jsonl")]
+        entries = read_points(name, root)
+        keep = {k: e for k, e in entries.items() if k in wanted.get(name, set())}
+        if len(keep) != len(entries):
+            dropped += len(entries) - len(keep)
+            write_points(name, keep, root)
+    return dropped
+
+
+# --------------------------------------------------------------------------- sampling (tests)
+
+def all_entries(root: Path | None = None) -> list[Entry]:
+    out: list[Entry] = []
+    for path in sorted(_points_dir(root).glob("*.jsonl")):
+        out += read_points(path.name[:-len(".jsonl")], root).values()
+    return out
+
+
+def sample_entries(budget_cpu_s: float, seed: int = 0, root: Path | None = None) -> list[Entry]:
+    """A seeded random sample of stored points whose recorded CPU seconds sum to at most
+    ``budget_cpu_s``: functions taken in turn (so each with a point that fits is sampled), a
+    random point of each that still fits the budget left."""
+    rng = random.Random(seed)
+    by_fn: dict[str, list[Entry]] = {}
+    for e in all_entries(root):
+        by_fn.setdefault(e.fn, []).append(e)
+    for lst in by_fn.values():
+        rng.shuffle(lst)
+    left, out = float(budget_cpu_s), []
+    names = sorted(by_fn)
+    while names:
+        for name in list(names):
+            lst = by_fn[name]
+            while lst and float(lst[-1].provenance.get("cpu_s") or 0) > left:
+                lst.pop()
+            if not lst:
+                names.remove(name)
+                continue
+            e = lst.pop()
+            left -= float(e.provenance.get("cpu_s") or 0)
+            out.append(e)
+    return out
+
+
+def glue_provenance(chapter: str, scale: str) -> str:
+    """Glue :func:`page_note` as ``<chapter>_provenance`` (markdown, not displayed), for the
+    note at the top of the chapter and for the scorecard; returns the note."""
+    from IPython.display import Markdown
+    from myst_nb import glue
+
+    note = page_note(chapter, scale)
+    glue(f"{chapter}_provenance", Markdown(note), display=False)
+    return note
