@@ -53,7 +53,9 @@ def test_a10_to_a13_load(f7):
     for q in ("sh_over_cw_stable", "sh_over_cw_bursty", "sh_over_nexus_stable",
               "sh_over_nexus_bursty"):
         assert c[q] >= 2.0, q
-    assert c["high_util_low_load"] and c["nexus_util_below_sh"] and c["below_knapsack_bound"]
+    assert c["sh_util_high_load"] and c["nexus_util_below_sh"] and c["below_knapsack_bound"]
+    # Sec. 7.1's own words: over 95 % for SHEPHERD and Clockwork at the lowest load (~3k)
+    assert c["high_util_low_load"]
     for _, g in f7[f7["system"] == "SHEPHERD"].groupby("variant"):
         good = g.sort_values("rate")["goodput"].to_numpy()
         assert np.all(good[1:] >= 0.95 * good[:-1])
