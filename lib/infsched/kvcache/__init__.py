@@ -11,6 +11,8 @@ Modules:
 - ``cpsat``: the same program as a CP-SAT cumulative model, searched under deterministic work
   (run in its own process: OR-Tools and highspy cannot share one);
 - ``improve``: local search over placement orders, a fast source of better schedules than MC-SF's;
+- ``online``: a re-planning online policy (MC-SF's information, the local search on the waiting
+  requests at each arrival), and ``online_study``, the share of MC-SF's gap it closes;
 - ``bounds``: the area lower bound on the optimum (with its proof);
 - ``workload``: the lognormal stand-in for the paper's LMSYS-Chat-1M sample;
 - ``timing``: the batch-time model standing in for Vidur (Llama2-70B on two A100s);
