@@ -532,8 +532,9 @@ def page_note(chapter: str, scale: str) -> str:
     live = sum(_LIVE.values())
     if scale != "paper":
         what = {"default": "the `default` scale (shorter runs and smaller instances than the "
-                           "paper's: its verdicts are stand-ins)",
-                "smoke": "the `smoke` scale (seconds, for tests: its verdicts are stand-ins)"}
+                           "paper's, so its simulated numbers are stand-ins)",
+                "smoke": "the `smoke` scale (seconds, for tests; its simulated numbers are "
+                         "stand-ins)"}
         text = f"This page shows {what.get(scale, repr(scale))}, computed live"
         m = load_manifest(chapter)
         if m is None:
