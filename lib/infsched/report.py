@@ -555,8 +555,8 @@ def _text(v: Any) -> str:
 
 def _quantity_cell(quantity: Any, quote: Any, source: Any) -> str:
     """The quantity's name (breakable after underscores) and, when the row has them, the
-    paper's words and where they stand in a collapsed ``<details>``: one click shows them, and
-    folded they take no width, so the table stays as narrow as before."""
+    paper's words and where they stand in a collapsed ``<details>``: one click shows them;
+    folded they take no width, and unfolded at most 24em, so the table stays inside the page."""
     name = html.escape(str(quantity)).replace("_", "_<wbr>")
     quote, source = _text(quote), _text(source)
     if not quote and not source:
@@ -567,7 +567,7 @@ def _quantity_cell(quantity: Any, quote: Any, source: Any) -> str:
     if source:
         body.append(f"({html.escape(source)})")
     return (f'<details class="infsched-quote"><summary>{name}</summary>'
-            f'<span style="font-size: 0.9em">{" ".join(body)}</span></details>')
+            f'<span style="display: block; max-width: 24em; font-size: 0.9em">{" ".join(body)}</span></details>')
 
 
 def style_table(df: pd.DataFrame) -> "Styler":
