@@ -43,14 +43,15 @@ from .scales import SCALES, Scale, get_scale
 from .sim import simulate
 from .streams import WORKLOADS, arrivals
 from .tables import (accuracy_target_table, assumptions_table, batch_cliff, claims, decision_table,
-                     knob_table, replanning_table, served_capacity, with_ci)
-from .validation import closed_forms, flex_agreement
+                     knob_table, recommend, replanning_table, served_capacity, with_ci)
+from .validation import closed_forms, flex_agreement, ramsis_overload_agreement, tail_checks
 from .plugins import UserPolicy, register, registered
 from .zoo import Zoo
 
 __all__ = ["UserPolicy", "SCALES", "Scale", "get_scale", "CONTENDERS", "WORKLOADS", "LABELS", "load_zoo",
            "arrivals", "tad_split", "jellyfish_choice", "contender_config", "judge",
            "rjiq_split", "TAD_CONTENDERS", "ramsis_policy", "model_switching_choice", "run_point", "load_sweep", "frontier", "regimes", "with_ci", "decision_table",
+           "decision_runs", "recommend", "tail_checks", "ramsis_overload_agreement",
            "accuracy_target_table", "assumptions_table", "served_capacity", "closed_forms", "flex_agreement",
            "replanning_table", "REPLANNING", "MEAN_PLANNED", "batch_cliff",
            "knob_table", "claims", "EXPERIMENTS"]
@@ -239,6 +240,58 @@ def frontier(scale: str = "default", seed: int = 0, *, workloads: Sequence[str] 
     return _sweep(points, workers, cache, scale)
 
 
+def _knob_runs(entries, zoo: Zoo, slo_ms: float, factors, a_stars) -> list:
+    """Every contender at each of its knob values: TAD's target (up to the most accurate model
+    that meets the judged SLO at batch 1), or the SLO the others plan for (``factors`` x the
+    judged one, at least the fastest model's batch-1 latency); "fastest" has no knob."""
+    top = float(zoo.accuracy[zoo.most_accurate_within(slo_ms, 1)])
+    runs = []
+    for c in entries:
+        if c in TAD_CONTENDERS:
+            runs += [(c, 1.0, float(a)) for a in a_stars if a <= top]
+        elif c == "fastest":
+            runs.append((c, 1.0, np.nan))
+        else:
+            runs += [(c, float(f), np.nan) for f in factors if f * slo_ms >= zoo.latency_ms[zoo.fastest, 0]]
+    return runs
+
+
+def decision_runs(scale: str = "default", seed: int = 0, *, slo_ms: float = 150.0, K: int = 60,
+                  profile: str = "ramsis-image", contenders: Sequence = CONTENDERS, workloads=None,
+                  loads=None, workers: int | None = None, cache=None) -> pd.DataFrame:
+    """The decision table's runs (issue 33): per workload, load (light to overload) and judged
+    SLO (the scale's ``decision_slos`` x ``slo_ms``), every contender at each of its knob values
+    (:func:`_knob_runs`), on the scale's ``decision_seeds = (select, score)`` seeds: a column
+    ``split`` says whether a seed chooses the knob (``"select"``) or scores it (``"score"``).
+    Within one (workload, load, SLO, seed) every contender serves the same arrivals, so their
+    differences can be paired."""
+    s = get_scale(scale)
+    _system(profile, K, slo_ms)
+    zoo = load_zoo(profile)
+    workloads = s.decision_workloads if workloads is None else tuple(workloads)
+    for w in workloads:
+        one_of("workload", w, WORKLOADS)
+    entries = _entries(contenders)
+    n_sel, n_score = s.decision_seeds
+    points, split = [], {}
+    for f in s.decision_slos:
+        slo = float(slo_ms * f)
+        ServingConfig(zoo, workers=int(K), slo_ms=slo)
+        runs = tuple(_knob_runs(entries, zoo, slo, s.decision_factors, s.decision_a_stars))
+        for w in workloads:
+            for r in _loads(loads, s.decision_loads):
+                for k in range(n_sel + n_score):
+                    ps = point_seed(seed, 20 + WORKLOADS.index(w), r, slo, k)
+                    split[(w, float(r), slo, ps)] = "select" if k < n_sel else "score"
+                    points.append(dict(workload=w, load=float(r), slo_ms=slo, n=s.decision_n,
+                                       workers=int(K), profile=str(profile), runs=runs,
+                                       interval_s=s.twitter_interval_s, scale=scale, seed=ps))
+    df = _sweep(points, workers, cache, scale)
+    df["split"] = [split[(w, float(r), float(x), int(sd))] for w, r, x, sd in
+                   zip(df["workload"], df["load"], df["slo_ms"], df["seed"])]
+    return df
+
+
 def regimes(scale: str = "default", seed: int = 0, *, slo_ms: float = 150.0, K: int = 60,
             profile: str = "ramsis-image", a_star: float = 76.0,
             contenders: Sequence[str] = CONTENDERS, workers: int | None = None,
@@ -256,6 +309,7 @@ def regimes(scale: str = "default", seed: int = 0, *, slo_ms: float = 150.0, K: 
 
 
 EXPERIMENTS: dict[str, Callable[..., object]] = {
+    "decision_runs": decision_runs,
     "load_sweep": load_sweep,
     "frontier": frontier,
     "regimes": regimes,

@@ -13,7 +13,7 @@ from ..metrics import summarize
 from .contenders import LABELS, jellyfish_choice, model_switching_choice, tad_split
 from .zoo import Zoo
 
-__all__ = ["METRICS", "with_ci", "decision_table", "accuracy_target_table", "assumptions_table",
+__all__ = ["METRICS", "with_ci", "decision_table", "choose_knobs", "recommend", "accuracy_target_table", "assumptions_table",
            "served_capacity", "replanning_table", "batch_cliff", "knob_table", "claims"]
 
 METRICS = ("attainment", "accuracy_served", "accuracy_per_arrival", "accuracy_routed",
@@ -73,6 +73,98 @@ def decision_table(summary: pd.DataFrame) -> pd.DataFrame:
                          "tied with (CIs overlap)": ", ".join(LABELS[c] for c in tied["contender"][1:]) or "-",
                          "next outside the tie": LABELS[rest.iloc[0]["contender"]] if len(rest) else "-",
                          "margin": abs(a[col] - rest.iloc[0][col]) if len(rest) else np.nan})
+    return pd.DataFrame(rows)
+
+
+def _knob(df: pd.DataFrame) -> pd.Series:
+    """One label per knob setting: TAD's a*, or the planned SLO's factor."""
+    return np.where(df["a_star"].notna(), "a* = " + df["a_star"].map(lambda a: f"{a:g}"),
+                    "plans " + df["slo_factor"].map(lambda f: f"{f:g}") + " x SLO")
+
+
+#: the decision's quantities: column -> (what the table calls it, how it prints)
+_DECIDE = {"attainment": ("on time", "{:.4f}"), "accuracy_served": ("accuracy (%)", "{:.2f}")}
+
+
+def choose_knobs(runs: pd.DataFrame, target: float, constraint: str = "attainment",
+                 objective: str = "accuracy_served") -> pd.DataFrame:
+    """Each contender's knob per (workload, load, SLO), chosen on the ``split == "select"``
+    seeds only: among its settings whose mean ``constraint`` reaches ``target``, the one with
+    the highest mean ``objective`` (ties: the higher constraint); none if no setting does. One row
+    per (workload, load, slo_ms, contender) with its ``knob`` (None if none qualifies)."""
+    d = runs[runs["split"] == "select"].assign(knob=lambda x: _knob(x))
+    g = d.groupby(["workload", "load", "slo_ms", "contender", "knob"], sort=True)[
+        list(dict.fromkeys([constraint, objective]))].mean().reset_index()
+    rows = []
+    for key, gc in g.groupby(["workload", "load", "slo_ms", "contender"], sort=True):
+        ok = gc[gc[constraint] >= target]
+        best = ok.sort_values([objective, constraint], ascending=False).iloc[0] if len(ok) else None
+        rows.append(dict(zip(["workload", "load", "slo_ms", "contender"], key),
+                         knob=None if best is None else best["knob"]))
+    return pd.DataFrame(rows)
+
+
+def recommend(runs: pd.DataFrame, targets: Sequence[float] = (0.99, 0.999), level: float = 0.95,
+              constraint: str = "attainment", objective: str = "accuracy_served") -> pd.DataFrame:
+    """The decision (issue 33): per (workload, load, SLO) and target, the contender with the
+    highest ``objective`` among those whose ``constraint`` reaches the target. By default: the
+    most accurate contender (accuracy per on-time query) that keeps at least the target share of
+    queries on time, a dropped query counting as late; with ``constraint="accuracy_served",
+    objective="attainment"``, the one with the most queries on time at an accuracy target.
+    ``runs`` is :func:`.experiments.decision_runs`. Each contender's knob is chosen on the
+    selection seeds (:func:`choose_knobs`) and scored on the others, so a contender with more
+    knob values gets no extra chances on the seeds that score it. A contender qualifies if its
+    mean ``constraint`` over the scoring seeds reaches the target; the best is the qualifier with
+    the highest mean ``objective``; every other qualifier is compared with it by the paired
+    difference of the objective seed by seed (the same arrivals), with a Student-t interval
+    (``level``): where that interval holds 0 the two are tied. ``recommended`` names the best, or
+    the tie; "none" if no contender qualifies (``closest`` then names the setting nearest the
+    target)."""
+    from scipy import stats
+
+    cname, cfmt = _DECIDE[constraint]
+    oname, ofmt = _DECIDE[objective]
+    score = runs[runs["split"] == "score"].assign(knob=lambda x: _knob(x))
+    cols = list(dict.fromkeys([constraint, objective]))
+    rows = []
+    for target in targets:
+        knobs = choose_knobs(runs, target, constraint, objective).dropna(subset=["knob"])
+        chosen = score.merge(knobs, on=["workload", "load", "slo_ms", "contender", "knob"])
+        for (wl, load, slo), g in score.groupby(["workload", "load", "slo_ms"], sort=True):
+            row = {"arrivals": wl, "load": load, "SLO (ms)": slo, f"{cname} >=": target}
+            c = chosen[(chosen["workload"] == wl) & (chosen["load"] == load) & (chosen["slo_ms"] == slo)]
+            m = c.groupby("contender")[cols].mean()
+            ok = m[m[constraint] >= target].sort_values(objective, ascending=False)
+            if ok.empty:
+                near = g.groupby(["contender", "knob"])[constraint].mean()
+                (cn, kn), v = near.idxmax(), near.max()
+                row.update({"recommended": "none", oname: np.nan, cname: np.nan, "knob": "-",
+                            "qualify": 0, "runner-up": "-", "paired gap": np.nan,
+                            f"{level:.0%} interval": "-",
+                            "closest": f"{LABELS[cn]}, {kn}: {cfmt.format(v)} {cname}"})
+                rows.append(row)
+                continue
+            best = ok.index[0]
+            obj = c.pivot_table(index="seed", columns="contender", values=objective)
+            tied, gap, ci, runner = [], np.nan, "-", "-"
+            for other in ok.index[1:]:
+                dlt = (obj[best] - obj[other]).dropna().to_numpy()
+                if dlt.size >= 2 and dlt.std(ddof=1) > 0:
+                    hw = stats.t.ppf(0.5 + level / 2, dlt.size - 1) * dlt.std(ddof=1) / np.sqrt(dlt.size)
+                else:
+                    hw = 0.0 if dlt.size >= 2 else np.inf
+                lo, hi = dlt.mean() - hw, dlt.mean() + hw
+                if runner == "-":
+                    runner, gap, ci = LABELS[other], float(dlt.mean()), f"[{lo:+.3g}, {hi:+.3g}]"
+                if lo <= 0:
+                    tied.append(LABELS[other])
+            name = LABELS[best] if not tied else "tie: " + ", ".join([LABELS[best]] + tied)
+            row.update({"recommended": name, oname: float(ok.iloc[0][objective]),
+                        cname: float(ok.iloc[0][constraint]),
+                        "knob": c[c["contender"] == best]["knob"].iloc[0], "qualify": int(len(ok)),
+                        "runner-up": runner, "paired gap": gap, f"{level:.0%} interval": ci,
+                        "closest": "-"})
+            rows.append(row)
     return pd.DataFrame(rows)
 
 

@@ -12,7 +12,7 @@ from .sim import simulate
 from .zoo import Zoo
 
 __all__ = ["erlang_c_wait", "erlang_c_tail", "bulk_service_chain", "wait_tail_replications",
-           "closed_forms", "tail_checks",
+           "closed_forms", "tail_checks", "ramsis_overload_agreement",
            "flex_agreement"]
 
 
@@ -135,6 +135,42 @@ def tail_checks(seed: int = 0, seeds: int = 10, n: int = 40_000, level: float = 
             rows.append({"system": label, "load": rho, "t (ms)": t, "exact P(W > t)": e,
                          "simulated": ci.mean, f"{level:.0%} half-width": ci.halfwidth,
                          "within": bool(abs(ci.mean - e) <= ci.halfwidth)})
+    return pd.DataFrame(rows)
+
+
+def ramsis_overload_agreement(rhos=(1.0, 1.2, 1.6), *, workers: int = 8, slo_ms: float = 150.0,
+                              n: int = 12_000, d: int = 10, seed: int = 21) -> pd.DataFrame:
+    """RAMSIS on the neutral engine against the RAMSIS chapter's engine
+    (:func:`infsched.ramsis.sim.simulate_ramsis`) at and past the pool's capacity (its
+    :func:`~infsched.ramsis.model.capacity_qps`), on the same Poisson arrivals, one MDP policy
+    (solved for 90 % of the capacity, grid of ``d`` steps): per load, the queries each drops, the
+    largest batch (past N = 32 the whole queue is served on the fallback model), the share late
+    on each engine and the largest difference between the two engines' completion times."""
+    from ..profiles import load_profile
+    from ..ramsis import mdp
+    from ..ramsis.model import MDPConfig, capacity_qps
+    from ..ramsis.policy import PolicyTable
+    from ..ramsis.sim import simulate_ramsis
+    from ..workload import poisson_arrivals
+
+    prof = load_profile("ramsis-image")
+    cap = capacity_qps(prof, workers, slo_ms)
+    plan = 0.9 * cap
+    sol = mdp.solve(prof, MDPConfig(slo_ms, workers, plan, d=d), metrics=False)
+    tab = PolicyTable(slo_ms, workers, sol.grid, [plan], sol.model[None], sol.batch[None], 0,
+                      np.zeros(1), np.zeros(1))
+    cfg = ServingConfig(Zoo.of(prof), workers=workers, slo_ms=slo_ms, policy="ramsis", mdp_policy=sol)
+    rows = []
+    for rho in rhos:
+        arr = poisson_arrivals(rho * cap / 1000.0, n=n, rng=np.random.default_rng(seed))
+        ours = simulate(cfg, arrivals=arr, seed=seed)
+        theirs = simulate_ramsis(prof, tab, arr, slo_ms=slo_ms, workers=workers, load_qps=plan, record=True)
+        rows.append({"load": rho, "queries": n, "dropped (neutral)": int((~ours.served).sum()),
+                     "largest batch": int(ours.bsize.max()),
+                     "late, neutral": float(1.0 - ours.on_time.mean()),
+                     "late, RAMSIS engine": float(theirs.violation_rate),
+                     "same model, every query": bool(np.array_equal(ours.model, theirs.model)),
+                     "max |completion difference| (ms)": float(np.max(np.abs(ours.finish - theirs.completion)))})
     return pd.DataFrame(rows)
 
 
