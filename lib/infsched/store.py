@@ -553,10 +553,12 @@ def page_note(chapter: str, scale: str) -> str:
     dates = sorted(str(p.get("date", ""))[:10] for p in served)
     cpu_h = sum(float(p.get("cpu_s") or 0.0) for p in served) / 3600
     older = sum(1 for p in served if not p.get("same_code"))
+    dirty = sum(1 for p in served if str(p.get("commit", "")).endswith("+dirty"))
     text = (f"This page shows the paper's setting (`paper` scale). Its {len(served):,} simulated "
             f"points come from the results store (`data/results/`), computed at commit"
             f"{'s' if len(commits) > 1 else ''} {', '.join(commits)} on "
-            f"{dates[0]}{' to ' + dates[-1] if dates[-1] != dates[0] else ''}, "
+            f"{dates[0]}{' to ' + dates[-1] if dates[-1] != dates[0] else ''}"
+            f"{f' ({dirty:,} of them with uncommitted changes to lib/ on top)' if dirty else ''}, "
             f"{cpu_h:.2f} CPU-hours in all")
     if older:
         text += (f"; {older:,} of them by an earlier version of the code with the same results "
