@@ -14,6 +14,7 @@ Modules:
 - ``online``: a re-planning online policy (MC-SF's information, the local search on the waiting
   requests at each arrival), and ``online_study``, the share of MC-SF's gap it closes;
 - ``bounds``: the area lower bound on the optimum (with its proof);
+- ``relax``: a stronger lower bound, dual-feasible transforms of memory on one SRPT machine;
 - ``workload``: the lognormal stand-in for the paper's LMSYS-Chat-1M sample;
 - ``timing``: the batch-time model standing in for Vidur (Llama2-70B on two A100s);
 - ``sim``: the continuous-time batch simulation with MC-SF, MC-Benchmark and the α-protection
