@@ -12,6 +12,7 @@ import pytest
 
 from infsched import results, store
 from infsched.errors import ConfigError
+from infsched.shepherd.profile import ProfileSource
 from infsched.sweep import run_sweep
 from infsched.tad import bound
 from infsched.tad.experiments import simulate_point
@@ -30,6 +31,7 @@ GRID = [dict(policy=p, n=4, a_star=76.0, rho=0.5, service="exp", n_jobs=4000, se
     pd.DataFrame({"v": [1.5, 2.5]}, index=pd.Index(["p", "q"], name="key")),
     pd.DataFrame(columns=["a", "b"]).astype({"a": float, "b": "int64"}),
     pd.Series([1.0, 2.0], index=[3, 4], name="s"),
+    {"profile": ProfileSource(sha256="ab", fits=(("rn18", 0.22, 3.74),), path="x.csv")},
 ])
 def test_encoding_is_exact(value):
     back = store.decode(json.loads(json.dumps(store.encode(value), allow_nan=False)))

@@ -37,6 +37,7 @@ that the store lacks raises instead of starting hours of computation.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import datetime
 import hashlib
 import importlib
@@ -127,8 +128,9 @@ def resolve(name: str) -> Callable[..., Any]:
 def encode(value: Any) -> Any:
     """``value`` as JSON that :func:`decode` turns back into an identical value: plain floats,
     ints, strings, bools and None as themselves (non-finite floats tagged), numpy scalars and
-    arrays and DataFrames and Series with their dtypes, tuples, sets and dicts with non-string keys
-    tagged. Raises TypeError for anything else."""
+    arrays and DataFrames and Series with their dtypes, tuples, sets, dicts with non-string keys
+    and the library's own dataclasses (by class name and fields) tagged. Raises TypeError for
+    anything else."""
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, int) and not isinstance(value, np.integer):
@@ -167,6 +169,13 @@ def encode(value: Any) -> Any:
         return [encode(v) for v in value]
     if isinstance(value, (set, frozenset)):
         return {"$set": [encode(v) for v in sorted(value, key=repr)], "frozen": isinstance(value, frozenset)}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        cls = type(value)
+        if not cls.__module__.startswith("infsched."):
+            raise TypeError(f"cannot store a {cls.__name__}: only the library's own dataclasses")
+        return {"$dc": f"{cls.__module__}:{cls.__qualname__}",
+                "fields": {f.name: encode(getattr(value, f.name))
+                           for f in dataclasses.fields(value) if f.init}}
     if isinstance(value, Mapping):
         if all(isinstance(k, str) and not k.startswith("$") for k in value):
             return {k: encode(v) for k, v in value.items()}
@@ -230,6 +239,14 @@ def decode(obj: Any) -> Any:
         return frozenset(items) if obj["frozen"] else set(items)
     if "$dict" in obj:
         return {decode(k): decode(v) for k, v in obj["$dict"]}
+    if "$dc" in obj:
+        module, _, qual = obj["$dc"].partition(":")
+        if not module.startswith("infsched."):
+            raise ValueError(f"not one of the library's dataclasses: {obj['$dc']}")
+        cls: Any = importlib.import_module(module)
+        for part in qual.split("."):
+            cls = getattr(cls, part)
+        return cls(**{k: decode(v) for k, v in obj["fields"].items()})
     return {k: decode(v) for k, v in obj.items()}
 
 
