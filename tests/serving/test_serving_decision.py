@@ -78,3 +78,28 @@ def test_a_dropped_query_counts_as_late_in_the_decision():
     assert sorted(bg["slo_factor"].unique()) == sorted(ex.get_scale("smoke").decision_factors)
     # every contender of one point saw the same arrivals: one rate and seed per point
     assert (df.groupby(["seed"])["rate_qps"].nunique() == 1).all()
+
+
+def test_fewest_workers_is_the_bisection_boundary(tmp_path):
+    """The cost table: with the K it returns the contender meets the target (mean over the
+    scale's seeds, drops late), with one worker fewer it does not; a target no K up to K_max
+    meets gives NaN."""
+    kw = dict(accuracy=60.0, rate_qps=1500.0, workloads=("poisson",), K_max=48, cache=tmp_path)
+    out = ex.fewest_workers("smoke", 0, contenders=("flex", "fastest"), **kw)
+    fl = out[out["contender"] == "flex"].iloc[0]
+    K = int(fl["fewest workers"])
+    assert 1 < K <= 48 and fl["on time"] >= 0.99 and fl["accuracy (%)"] >= 60.0
+    s = ex.get_scale("smoke")
+    zoo = ex.load_zoo("ramsis-image")
+
+    def meets(k):
+        from infsched.sweep import point_seed
+
+        rows = [ex.run_point("poisson", 1500.0 / zoo.capacity_qps(k, 150.0), 150.0,
+                             point_seed(0, 40, j), s.decision_n, k, "ramsis-image",
+                             (("flex", 1.0, np.nan),), scale="smoke") for j in range(s.seeds)]
+        d = pd.concat(rows)
+        return d["attainment"].mean() >= 0.99 and d["accuracy_served"].mean() >= 60.0 - 5e-4
+
+    assert meets(K) and not meets(K - 1)
+    assert np.isnan(out[out["contender"] == "fastest"]["fewest workers"].iloc[0])  # 58 % < 60 %

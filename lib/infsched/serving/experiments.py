@@ -51,7 +51,7 @@ from .zoo import Zoo
 __all__ = ["UserPolicy", "SCALES", "Scale", "get_scale", "CONTENDERS", "WORKLOADS", "LABELS", "load_zoo",
            "arrivals", "tad_split", "jellyfish_choice", "contender_config", "judge",
            "rjiq_split", "TAD_CONTENDERS", "ramsis_policy", "model_switching_choice", "run_point", "load_sweep", "frontier", "regimes", "with_ci", "decision_table",
-           "decision_runs", "recommend", "tail_checks", "ramsis_overload_agreement",
+           "decision_runs", "recommend", "tail_checks", "ramsis_overload_agreement", "fewest_workers",
            "accuracy_target_table", "assumptions_table", "served_capacity", "closed_forms", "flex_agreement",
            "replanning_table", "REPLANNING", "MEAN_PLANNED", "batch_cliff",
            "knob_table", "claims", "EXPERIMENTS"]
@@ -136,12 +136,12 @@ def _profile_version(profile: str) -> str:
     return "" if path is None or not path.is_file() else "+" + content_key(path.read_bytes())
 
 
-def _sweep(points: list[dict], workers: int | None, cache, scale: str) -> pd.DataFrame:
+def _sweep(points: list[dict], workers: int | None, cache, scale: str, on_error: str = "raise") -> pd.DataFrame:
     if workers is None and scale == "smoke":
         workers = 1  # a few hundred ms of work: starting processes would cost more
     version = _code_version() + "".join(sorted({_profile_version(p["profile"]) for p in points}))
     return run_sweep(run_point, points, cache_dir=cache, version=version,
-                     n_jobs=default_processes(workers, name="workers"))
+                     n_jobs=default_processes(workers, name="workers"), on_error=on_error)
 
 
 def _entries(contenders) -> tuple:
@@ -290,6 +290,80 @@ def decision_runs(scale: str = "default", seed: int = 0, *, slo_ms: float = 150.
     df["split"] = [split[(w, float(r), float(x), int(sd))] for w, r, x, sd in
                    zip(df["workload"], df["load"], df["slo_ms"], df["seed"])]
     return df
+
+
+def fewest_workers(scale: str = "default", seed: int = 0, *, slo_ms: float = 150.0,
+                   accuracy: float = 74.0, attainment: float = 0.99, rate_qps: float | None = None,
+                   profile: str = "ramsis-image", contenders: Sequence = CONTENDERS,
+                   workloads: Sequence[str] = ("poisson",), K_max: int = 128,
+                   workers: int | None = None, cache=None) -> pd.DataFrame:
+    """What a target costs (issue 33, item 3): the fewest workers ``K`` with which each contender
+    serves the stream of ``rate_qps`` (default: 0.9 x the capacity of 60 workers) with at least
+    ``attainment`` of queries on time (drops count as late) and on-time queries averaging at
+    least ``accuracy`` %, mean over the scale's seeds, at its natural knob (it plans for the
+    judged SLO; TAD's a* is the accuracy target). Bisection over ``K`` in ``[1, K_max]``, every
+    contender and workload at once: each round is one sweep (cached, parallel). Assumes that
+    meeting the target is monotone in ``K``; NaN where even ``K_max`` does not meet it."""
+    s = get_scale(scale)
+    _system(profile, 1, slo_ms)
+    zoo = load_zoo(profile)
+    for w in workloads:
+        one_of("workload", w, WORKLOADS)
+    require(isinstance(K_max, (int, np.integer)) and K_max >= 1, "K_max", K_max, "must be an integer >= 1")
+    rate = 0.9 * zoo.capacity_qps(60, slo_ms) if rate_qps is None else float(rate_qps)
+    require(np.isfinite(rate) and rate > 0, "rate_qps", rate_qps, "must be > 0 (queries/s)")
+    entries = _entries(contenders)
+    top = float(zoo.accuracy[zoo.most_accurate_within(slo_ms, 1)])
+    require(accuracy <= top, "accuracy", accuracy, f"exceeds the most accurate model within the SLO ({top:g})")
+    keys = [(c, w) for c in entries for w in workloads]
+    lo = {k: 0 for k in keys}        # known infeasible (0: none tried)
+    hi = {k: int(K_max) + 1 for k in keys}  # known feasible (K_max + 1: none found)
+    tried: dict = {}
+
+    def ok(df):
+        g = df.mean(numeric_only=True)
+        return bool(g["attainment"] >= attainment and g["accuracy_served"] >= accuracy - 5e-4)
+
+    probe = {k: int(K_max) for k in keys}  # first: is K_max enough at all?
+    while probe:
+        points, owner = [], []
+        for (c, w), K in probe.items():
+            run = ((c, 1.0, float(accuracy) if c in TAD_CONTENDERS else np.nan),)
+            for k in range(s.seeds):
+                points.append(dict(workload=w, load=float(rate / zoo.capacity_qps(K, slo_ms)), slo_ms=float(slo_ms),
+                                   n=s.decision_n, workers=int(K), profile=str(profile), runs=run,
+                                   interval_s=s.twitter_interval_s, scale=scale,
+                                   seed=point_seed(seed, 40 + WORKLOADS.index(w), k)))
+                owner.append(((c, w), K))
+        # a layout that cannot hold the target on so few workers (TAD) raises: infeasible
+        df = _sweep(points, workers, cache, scale, on_error="record")
+        for col in ("attainment", "accuracy_served"):
+            if col not in df.columns:
+                df[col] = np.nan
+        if "error" in df.columns:
+            df.loc[df["error"].notna(), ["attainment", "accuracy_served"]] = 0.0
+        df["_owner"] = owner
+        for (key, K), g in df.groupby("_owner", sort=False):
+            tried[(key, K)] = g
+            if ok(g):
+                hi[key] = min(hi[key], K)
+            else:
+                lo[key] = max(lo[key], K)
+        probe = {}
+        for key in keys:
+            if hi[key] > K_max or hi[key] - lo[key] <= 1:
+                continue
+            probe[key] = (lo[key] + hi[key]) // 2
+    rows = []
+    for (c, w) in keys:
+        name = _name(c)
+        K = hi[(c, w)]
+        g = tried.get(((c, w), K)) if K <= K_max else None
+        rows.append({"workload": w, "contender": name, "rate_qps": rate, "slo_ms": float(slo_ms),
+                     "accuracy target": float(accuracy), "fewest workers": K if K <= K_max else np.nan,
+                     "on time": float(g["attainment"].mean()) if g is not None else np.nan,
+                     "accuracy (%)": float(g["accuracy_served"].mean()) if g is not None else np.nan})
+    return pd.DataFrame(rows)
 
 
 def regimes(scale: str = "default", seed: int = 0, *, slo_ms: float = 150.0, K: int = 60,
