@@ -20,6 +20,9 @@ over three load levels (the 500 ms monitor); Jellyfish+ re-planning on the same 
 the RAMSIS central engine; FLEX and FLEX-NP on Shepherd's scenario (one group of 12 GPUs, RN50 of
 Table 4, SLO 250 ms, MAF-synth bursty arrivals at 14k queries/s, the same arrivals) on this
 simulator and on :mod:`infsched.shepherd.sim`.
+A reader's policy through the plug-in API (:mod:`infsched.serving.plugins`, issue 33): batch-greedy
+re-implemented as a user ``select`` function, compiled with numba and as plain Python, beside the
+built-in batch-greedy on the same configuration (their outcomes are identical; the tests check).
 Goal (issue 23): at least 1 M queries/s on one core for the simple policies. Prints a table and
 writes ``benchmarks/results/serving.json``.
 
@@ -34,6 +37,8 @@ import os
 import platform
 import time
 from pathlib import Path
+
+import numpy as np
 
 from infsched.profiles import load_profile
 from infsched.serving import POLICIES, ServingConfig, Zoo, simulate
@@ -96,6 +101,42 @@ def _best(fn, n: int, repeats: int) -> tuple[float, float]:
         cpu = min(cpu, time.process_time() - c0)
         wall = min(wall, time.perf_counter() - w0)
     return n / cpu, n / wall
+
+
+def _user_batch_greedy(s, lat, by_accuracy, params):
+    """The built-in batch-greedy as a reader would write it (tests/serving/test_serving_plugins.py)."""
+    fast = np.argmin(lat[:, 0])
+    if lat[fast, 0] > s.slack_ms:
+        return fast, 0
+    b = min(s.queue_len, s.max_batch)
+    while b > 1 and lat[fast, b - 1] > s.slack_ms:
+        b -= 1
+    for m in by_accuracy:
+        if lat[m, b - 1] <= s.slack_ms:
+            return m, b
+    return fast, b
+
+
+def _plugins(zoo: Zoo) -> list[dict]:
+    from numba import njit
+
+    from infsched.serving import plugins
+
+    plugins.register(plugins.UserPolicy("bench-bg-nb", njit(_user_batch_greedy)))
+    plugins.register(plugins.UserPolicy("bench-bg-py", _user_batch_greedy))
+    out = []
+    for K in WORKERS:
+        built = ServingConfig(zoo, workers=K, slo_ms=SLO_MS, policy="batch-greedy")
+        qps = _rate(built)
+        row = dict(workers=K, rate_qps=qps)
+        for key, name, n, rep in (("built_in", "batch-greedy", ENGINE_QUERIES, REPEATS),
+                                  ("user_compiled", "bench-bg-nb", ENGINE_QUERIES, REPEATS),
+                                  ("user_python", "bench-bg-py", REFERENCE_QUERIES, 1)):
+            cfg = ServingConfig(zoo, workers=K, slo_ms=SLO_MS, policy=name)
+            simulate(cfg, 1000, rate_qps=qps, seed=0)
+            row[f"{key}_qps_cpu"], _ = _best(lambda: simulate(cfg, n, rate_qps=qps, seed=1), n, rep)
+        out.append(row)
+    return out
 
 
 def main() -> dict:
@@ -215,13 +256,18 @@ def main() -> dict:
                                    f"{a.size} queries, same arrivals",
                           serving_qps_cpu=ours, paper_engine_qps_cpu=theirs, ratio=ours / theirs,
                           paper_engine="infsched.shepherd.sim"))
+    plugin = _plugins(zoo)
+    for r in plugin:
+        print(f"plug-in, K = {r['workers']}: built-in batch-greedy {r['built_in_qps_cpu'] / 1e6:.2f} M/s, "
+              f"user policy compiled {r['user_compiled_qps_cpu'] / 1e6:.2f} M/s, "
+              f"as Python {r['user_python_qps_cpu'] / 1e3:.1f} k/s")
     for r in paper:
         print(f"{r['scenario']}: this simulator {r['serving_qps_cpu'] / 1e6:.2f} M/s, "
               f"{r['paper_engine']} {r['paper_engine_qps_cpu'] / 1e6:.2f} M/s (x {r['ratio']:.2f})")
     simple = [r["engine_qps_cpu"] for r in rows if r["policy"] in SIMPLE]
     print(f"simple policies: slowest {min(simple) / 1e6:.2f} M queries per CPU second "
           f"(goal {GOAL_QPS / 1e6:.0f} M: {'met' if min(simple) >= GOAL_QPS else 'NOT met'})")
-    out = dict(benchmark="serving", rows=rows, paper_engines=paper, engine_queries=ENGINE_QUERIES,
+    out = dict(benchmark="serving", rows=rows, paper_engines=paper, plugins=plugin, engine_queries=ENGINE_QUERIES,
                reference_queries=REFERENCE_QUERIES, repeats=REPEATS, slo_ms=SLO_MS, rho=RHO,
                goal_qps=GOAL_QPS, machine=platform.machine(), cpus=os.cpu_count(),
                load_average=os.getloadavg(), python=platform.python_version())
