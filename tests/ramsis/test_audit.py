@@ -77,3 +77,14 @@ def test_fewer_workers_counts_image_panels_only():
     image_only = ex.fewer_workers(f5[f5["task"] == "image"], "ms")
     assert c["fewer_workers_vs_ms_max"] == pytest.approx(image_only.max())
     assert c["fewer_workers_vs_ms_mean"] == pytest.approx(image_only.mean())
+
+
+@pytest.mark.parametrize("paper", ["ramsis", "kvcache"])
+def test_every_row_states_its_basis(paper):
+    """Issue 32: a claim row says what it rests on (printed numbers, a figure, an exact
+    statement) as a number row says where its tolerance comes from."""
+    from infsched import report
+
+    df = report.paper_numbers(paper)
+    missing = df.loc[~df["basis"].isin(report.BASES), ["item", "quantity"]]
+    assert missing.empty, missing.to_string()
