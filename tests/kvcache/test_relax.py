@@ -17,7 +17,8 @@ from infsched.kvcache.bounds import volume_bound
 from infsched.kvcache.improve import improve_schedule
 from infsched.kvcache.model import Instance, check_schedule
 from infsched.kvcache.policies import mc_benchmark, mc_sf
-from infsched.kvcache.relax import dff_bound, dff_family, dff_values, srpt_completions
+from infsched.kvcache.relax import (dff_bound, dff_family, dff_values, sawtooth_ranks,
+                                   srpt_completions)
 
 
 @pytest.mark.parametrize("M", [6, 7, 12, 31])
@@ -157,3 +158,15 @@ def test_fig2_brackets_redraw_the_trials_and_only_narrow():
     assert (fb["lower_new"] >= fb["lower_bound"]).all() and (fb["width_new"] <= fb["width_old"] + 1e-12).all()
     c = claims_brackets(fb)
     assert list(c["model"]) == [1, 2] and (c["certified, new"] >= c["certified, old"]).all()
+
+
+def test_sawtooth_by_hand():
+    """Three ramps s = 0, o = 4 at time 0 with M = 4: a second one would hold at least 1 beside
+    the first one's peak of 4, so they run back to back and the optimum is 4 + 8 + 12 = 24. Area:
+    volumes 10, c_(k) ≥ ⌈10k/4⌉ = 3, 5, 8 against a_i + o_i = 4: 17. Sawtooth: c_(1) is the
+    least c with 4c ≥ 10 + h̃(c), h(4) = 0 + 1 + 2 + 3 = 6, so 4; c_(2): 4c ≥ 20 + 2·h̃(c/2), 8
+    (32 ≥ 32; 7 gives 28 < 20 + 2·(3 + 1.5)); c_(3) = 12 likewise: the bound is the optimum."""
+    inst = Instance.at_zero([0, 0, 0], [4, 4, 4], 4)
+    assert volume_bound(inst) == 17
+    assert list(sawtooth_ranks(inst)) == [4, 8, 12]
+    assert dff_bound(inst) == 24 == hs.solve_hindsight(inst).objective

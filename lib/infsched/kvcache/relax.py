@@ -47,6 +47,26 @@ The maximum is taken rank by rank, over every ``f`` in the family, so the bound 
 area bound (``f`` the identity, with release times ``a_i ≥ a_min``) and at least each single
 ``f``'s. All arithmetic is in integers (values of ``f`` times ``k·M``), so the rounding up is
 exact.
+
+**The sawtooth: memory no schedule can use** (:func:`sawtooth_ranks`, also taken rank by rank).
+Ramps only grow and free their peak at once, so memory cannot stay full. Take any feasible
+schedule and a round ``τ``, and let ``κ(τ)`` be the first completion time ``≥ τ``. If some
+requests run at ``τ``, the one that completes first does so at ``τ + r`` with ``r ≥ κ(τ) − τ``;
+every request running at ``τ`` still runs at ``τ + r`` and holds ``r`` tokens more, so
+``mem(τ) + r ≤ M`` (memory at ``τ + r``), and the unused memory ``M − mem(τ)`` is at least
+``κ(τ) − τ``. If none runs, it is ``M``. Either way it is at least ``min(M, κ(τ) − τ)``. Cut
+``(a_min, c_(k)]`` at the ``m ≤ k`` distinct completion times up to ``c_(k)``: a piece of ``G``
+rounds ending at a completion wastes at least ``h(G) = Σ_{u=0}^{G−1} min(M, u)``. ``h`` has
+non-decreasing steps, so its piecewise-linear extension ``h̃`` is convex with ``h̃(0) = 0``,
+and ``Σ h(G_l) ≥ m·h̃((c_(k) − a_min)/m) ≥ k·h̃((c_(k) − a_min)/k)`` (Jensen's inequality, then
+``m·h̃(x/m)`` does not grow with ``m``). The ``k`` requests that complete first hold their whole
+volume, at least ``V_k`` (the ``k`` smallest volumes), inside ``(a_min, c_(k)]``. So
+
+    ``M·(c_(k) − a_min) ≥ V_k + k·h̃((c_(k) − a_min)/k)``,
+
+whose two sides differ by a non-decreasing function of ``c_(k)`` (slope ``M − min(M, ⌊x/k⌋)``),
+so ``c_(k)`` is at least the least integer that satisfies it. For ``k`` staggered copies of one
+ramp this waste is the true one (the sawtooth); with ``h = 0`` it is the area bound.
 """
 
 from __future__ import annotations
@@ -58,7 +78,8 @@ import numpy as np
 from infsched.errors import require
 from infsched.kvcache.model import Instance
 
-__all__ = ["dff_values", "srpt_completions", "dff_bound", "dff_family"]
+__all__ = ["dff_values", "srpt_completions", "dff_bound", "dff_family", "sawtooth_ranks",
+           "fig2_brackets", "claims_brackets"]
 
 
 def dff_values(M: int, k: int, e: int) -> tuple[np.ndarray, int]:
@@ -127,13 +148,44 @@ def _rank_bounds(inst: Instance, F: np.ndarray, D: int) -> np.ndarray:
     return np.sort(-(-C // D))
 
 
+def sawtooth_ranks(inst: Instance) -> np.ndarray:
+    """For every rank ``k``, the least integer ``c`` with
+    ``M·(c − a_min) ≥ V_k + k·h̃((c − a_min)/k)`` (module docstring): ``c_(k) ≥ c``."""
+    from infsched.kvcache.bounds import volume
+
+    M = inst.M
+    V = np.cumsum(np.sort(volume(inst)))
+    a_min = int(inst.arrival.min())
+
+    def room(x: int, k: int) -> int:              # M·x − k·h̃(x/k), in integers
+        q, r = divmod(x, k)
+        hq = q * (q - 1) // 2 if q <= M else M * (M - 1) // 2 + (q - M) * M
+        return M * x - k * hq - r * min(M, q)
+
+    out = np.empty(inst.n, dtype=np.int64)
+    for k in range(1, inst.n + 1):
+        need = int(V[k - 1])
+        lo, hi = -(-need // M), k * M + 1            # room(k·M + 1, k) ≥ k·M(M+1)/2 ≥ V_k
+        while room(hi, k) < need:                    # (never: each volume is at most M(M+1)/2)
+            hi *= 2
+        while lo < hi:                               # room(·, k) is non-decreasing
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if room(mid, k) >= need else (mid + 1, hi)
+        out[k - 1] = a_min + lo
+    return out
+
+
 def dff_bound(inst: Instance, family: list[tuple[int, int]] | None = None,
-              detail: bool = False):
-    """The transformed-area bound of this module's docstring over ``family`` (``(k, e)``
-    pairs; :func:`dff_family` by default). With ``detail``, also the per-rank bounds ``L_k``."""
+              detail: bool = False, sawtooth: bool = True):
+    """The bound of this module's docstring: rank by rank, the largest of ``a_i + o_i``, the
+    transformed areas over ``family`` (``(k, e)`` pairs; :func:`dff_family` by default) and,
+    with ``sawtooth``, :func:`sawtooth_ranks`. With ``detail``, also the per-rank bounds
+    ``L_k``."""
     require(isinstance(inst, Instance), "inst", type(inst).__name__, "must be an Instance")
     family = dff_family(inst.M) if family is None else family
     L = np.sort(inst.arrival + inst.output)
+    if sawtooth:
+        L = np.maximum(L, sawtooth_ranks(inst))
     for k, e in family:
         F, D = dff_values(inst.M, k, e)
         L = np.maximum(L, _rank_bounds(inst, F, D))
