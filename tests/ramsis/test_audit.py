@@ -88,3 +88,19 @@ def test_every_row_states_its_basis(paper):
     df = report.paper_numbers(paper)
     missing = df.loc[~df["basis"].isin(report.BASES), ["item", "quantity"]]
     assert missing.empty, missing.to_string()
+
+
+def test_a_replication_on_the_chapters_stream_is_the_chapters_run(tmp_path, monkeypatch):
+    """With the replication's extra seed coordinate dropped, a replication is the chapter's own
+    run: the same policies, tables, arrivals and statistics (so the replications differ from it
+    only in their arrivals)."""
+    from infsched.sweep import point_seed
+
+    monkeypatch.setattr(rp, "point_seed", lambda seed, *key: point_seed(seed, *key[:-1]))
+    reps6 = rp.fig6_replications("smoke", 0, replications=2, n_jobs=1, cache=tmp_path)
+    own6 = ex.claims_fig6(ex.fig6("smoke", 0, n_jobs=1, cache=tmp_path))
+    reps5 = rp.fig5_replications("smoke", 0, replications=2, n_jobs=1, cache=tmp_path)
+    own5 = ex.claims_fig5(ex.fig5("smoke", 0, n_jobs=1, cache=tmp_path))
+    for q in rp.GAIN_QUANTITIES:
+        assert reps6.loc[0, q] == pytest.approx(own6[q], abs=1e-9), q
+        assert reps5.loc[0, q] == pytest.approx(own5[q], abs=1e-9), q
