@@ -2,6 +2,8 @@
 sweep``: one line naming the parameter as the user typed it, exit status 2, before a kernel
 starts or a point computes."""
 
+from pathlib import Path
+
 import pytest
 
 from infsched.cli import main
@@ -85,6 +87,11 @@ SWEEP = [  # refused before any point runs: exit 2, one line
     (["tad", "-e", "fig6", "-p", "seed=3"], "parameter = 'seed': is set by the sweep itself"),
     (["tad", "--seeds", "1.7"], "--seeds '1.7': must be non-negative integers"),
     (["tad", "-e", "fig99"], "experiment = 'fig99': tad has "),
+    # issue 35: experiments that passed **kw on now show what they take: refused before any point
+    (["tad", "-e", "fig6", "-p", "bogus=1"], "parameter = 'bogus': experiment fig6 of tad does not "
+                                             "take it; it takes n, a_stars, n_points, policies, n_jobs, cache"),
+    (["kairos", "-e", "fig2", "-p", "bogus=1"], "parameter = 'bogus': experiment fig2 of kairos does "
+                                                "not take it; it takes runs, steps, t0"),
 ]
 
 
@@ -144,3 +151,111 @@ def test_sweep_names_the_bad_keyword(capsys):
     err = capsys.readouterr().err
     assert "failed: ConfigError: a_stars = []: must be a non-empty list" in err and err.count("\n") == 1
 
+
+
+def test_run_out_that_cannot_be_a_folder_is_named(tmp_path, capsys):
+    """Issue 35: ``--out /proc/x`` was a bare FileNotFoundError; it is one line naming --out,
+    after the parameters pass and before a kernel starts, and nothing is left behind."""
+    (tmp_path / "file").write_text("x")
+    bad = [(str(tmp_path / "file" / "x"), "is a file, not a folder")]
+    if Path("/proc/self").is_dir():
+        bad.append(("/proc/x", "the folder cannot be created"))
+    for out, why in bad:
+        assert main(["run", "tad", "--out", out]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"infsched: error: --out {out!r}: ") and why in err and \
+            err.count("\n") == 1, err
+    # a parameter is still checked first, and a good --out is left uncreated by the check
+    assert main(["run", "tad", "-p", "seed=-1", "--out", str(tmp_path / "a" / "b")]) == 2
+    assert capsys.readouterr().err.startswith("infsched: error: seed = -1") and not (tmp_path / "a").exists()
+
+
+def _tad_fig5_sweep(*extra):
+    return ["sweep", "tad", "-e", "fig5", "-p", "a_star=72,76", "-p", "n_rhos=5", "--scale", "smoke",
+            "--jobs", "1", *extra]
+
+
+def test_sweep_says_which_cache_entries_it_repairs(tmp_path, monkeypatch, capsys):
+    """Issue 35: ``infsched sweep`` ignored every RuntimeWarning, so a damaged cache entry was
+    recomputed without a word; now each repair is one line naming the file (also above a
+    progress bar), and the failed-points summary stays out (each failed point has its line)."""
+    monkeypatch.setenv("INFSCHED_CACHE", str(tmp_path / "cache"))
+    assert main(_tad_fig5_sweep("--no-progress")) == 0
+    capsys.readouterr()
+    entries = sorted((tmp_path / "cache").rglob("*.pkl"))
+    assert len(entries) == 2
+    for f in entries:
+        f.write_bytes(f.read_bytes()[:40])                      # truncated
+    for extra in (["--no-progress"], []):                       # with and without a bar
+        if not extra:
+            for f in entries:
+                f.write_bytes(f.read_bytes()[:40])
+        assert main(_tad_fig5_sweep(*extra)) == 0
+        lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("infsched cache: ")]
+        assert sorted(x.split(": ")[1] for x in lines) == [str(f) for f in entries], lines
+        assert all(x.endswith("; recomputing this point") for x in lines)
+
+
+def test_sweep_passes_a_long_run_estimate_through(monkeypatch, capsys):
+    """The long-run estimate (infsched.limits.warn_long) a point gives is one line on stderr."""
+    import pandas as pd
+
+    from infsched.limits import warn_long
+    from infsched.tad import experiments as tad
+
+    def slow(scale="default", seed=0):
+        warn_long("simulating n_jobs = 10000000000000 arrivals", 1e6)
+        return pd.DataFrame({"y": [1.0]})
+
+    monkeypatch.setitem(tad.EXPERIMENTS, "fig5", slow)
+    assert main(["sweep", "tad", "-e", "fig5", "--scale", "smoke", "--jobs", "1", "--no-cache",
+                 "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "infsched: RuntimeWarning: simulating n_jobs = 10000000000000 arrivals will take about " \
+           "11.6 days on one core (an estimate)\n" in err, err
+
+
+def _page(tmp_path, texts):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    for name, text in texts:
+        cell = nbformat.v4.new_code_cell("x")
+        cell.outputs = [nbformat.v4.new_output("stream", name=name, text=text)]
+        nb.cells.append(cell)
+    path = tmp_path / "tad.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+PAGE = [("stdout", "infsched cache: /c/a.pkl: truncated header; recomputing this point\nother\n"),
+        ("stderr", "/lib/x.py:3: RuntimeWarning: simulating 9 requests will take about 2 hours on one "
+                   "core (an estimate)\n  warnings.warn(\n"),
+        ("stdout", "infsched cache: /c/b.pkl: checksum mismatch; recomputing this point\n")]
+EXPECTED = ["infsched cache: /c/a.pkl: truncated header; recomputing this point",
+            "infsched: simulating 9 requests will take about 2 hours on one core (an estimate)",
+            "infsched cache: /c/b.pkl: checksum mismatch; recomputing this point"]
+
+
+def test_run_repeats_the_repairs_its_chapter_made(tmp_path, monkeypatch, capsys):
+    """``infsched run``: a chapter's cells print each cache entry they repair on the page (stderr
+    in a cell fails the strict book build); the command repeats each as one line on its stderr,
+    with the long-run estimates, when the chapter has run or failed."""
+    import infsched.cli as cli
+    from infsched.runner import ChapterFailed
+
+    page = _page(tmp_path, PAGE)
+    monkeypatch.setattr(cli, "run_chapter", lambda *a, **k: page)
+    assert main(["run", "tad", "--no-progress"]) == 0
+    cap = capsys.readouterr()
+    assert cap.err.splitlines() == EXPECTED and str(page) in cap.out
+
+    def fail(*a, **k):
+        exc = ChapterFailed("chapter 'tad' failed at cell [3]: ValueError: x")
+        exc.notebook = page
+        raise exc
+
+    monkeypatch.setattr(cli, "run_chapter", fail)
+    assert main(["run", "tad", "--no-progress"]) == 2
+    assert capsys.readouterr().err.splitlines() == EXPECTED + [
+        "infsched: error: chapter 'tad' failed at cell [3]: ValueError: x"]

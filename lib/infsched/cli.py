@@ -25,6 +25,11 @@ long it will take and what the estimate rests on (:func:`infsched.limits.chapter
 while it runs, a progress line shows the time so far and each running sweep's points done,
 with the time left (:class:`RunProgress`). ``sweep`` says how long its points will take from
 the measured times of earlier points of the same kind in the cache, then shows a bar.
+
+``sweep`` prints one line on stderr for each cache entry it repairs (a damaged entry is
+recomputed) and for each warning its points give, such as a run's long-run estimate
+(:func:`infsched.limits.warn_long`); ``run`` repeats the repairs and estimates its chapter's
+cells printed on the page, once the chapter has run (or failed).
 """
 
 from __future__ import annotations
@@ -143,7 +148,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if not args.no_progress:
         _sweep_context(args.chapter, params, args.experiment, scale, parse_seeds(args.seeds))
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # failures are reported below
+        _warnings_as_lines()  # a repaired cache entry, a long-run estimate: one line each
         df = sweep_chapter(args.chapter, params, experiments=args.experiment or None, scale=scale,
                            seeds=parse_seeds(args.seeds), n_jobs=args.jobs, dask=args.dask,
                            cache_dir=False if args.no_cache else None,
@@ -163,6 +168,87 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         print(f"wrote {out}: {len(table)} row(s)" + (f"; {len(failed)} point(s) failed (rerun to retry "
               "them" + ("" if args.no_cache else "; the others are cached") + ")" if len(failed) else ""))
     return 1 if len(failed) else 0
+
+
+def _warnings_as_lines() -> None:
+    """Inside ``warnings.catch_warnings()``: each warning of a sweep on stderr as one line,
+    ``infsched: ...`` (above a progress bar, if one is drawn): every cache entry the sweep
+    repairs (``infsched cache: FILE: why; recomputing this point``, once for each), and the
+    estimate of a run expected to take long (:func:`infsched.limits.warn_long`). The sweep's
+    summary of its failed points is left out: each failed point gets its own line after the
+    table."""
+    import warnings
+
+    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
+             line: Any = None) -> None:
+        text = " ".join(str(message).split())
+        text = text if text.startswith("infsched") else f"infsched: {category.__name__}: {text}"
+        try:
+            from tqdm import tqdm
+
+            tqdm.write(text, file=sys.stderr)
+        except ImportError:  # pragma: no cover - tqdm is a dependency
+            print(text, file=sys.stderr, flush=True)
+
+    warnings.showwarning = show
+    warnings.filterwarnings("ignore", message=r".*point\(s\) failed and were not cached",
+                            category=RuntimeWarning)
+    warnings.filterwarnings("always", message="infsched cache: ", category=RuntimeWarning)
+
+
+def _page_notices(notebook: Any) -> list[str]:
+    """What the cells of an executed chapter said that ``infsched run`` repeats on its own
+    stderr: each cache entry a sweep repaired (a cell prints ``infsched cache: ...`` on its
+    page, :mod:`infsched.cache`) and each long-run estimate (:func:`infsched.limits.warn_long`,
+    a RuntimeWarning on the cell's stderr), once each, in page order."""
+    import nbformat
+
+    if notebook is None:
+        return []
+    try:
+        nb = nbformat.read(notebook, as_version=4)
+    except (OSError, ValueError, TypeError, AttributeError):
+        return []
+    lines: list[str] = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out.get("output_type") != "stream":
+                continue
+            for line in str(out.get("text", "")).splitlines():
+                if line.startswith("infsched cache: "):
+                    lines.append(line.strip())
+                elif "RuntimeWarning: " in line and "(an estimate)" in line:
+                    lines.append("infsched: " + line.split("RuntimeWarning: ", 1)[1].strip())
+    return list(dict.fromkeys(lines))
+
+
+def _check_out_dir(out: str) -> None:
+    """``infsched run --out DIR``: a folder that can be created (and written), checked once the
+    parameters have passed, before the kernel starts; what this check creates is removed again
+    (the run creates it)."""
+    import os
+    from pathlib import Path
+
+    path = Path(out).expanduser().absolute()
+    made: list[Path] = []
+    q = path
+    while not q.exists() and q != q.parent:
+        made.append(q)
+        q = q.parent
+    if q.exists() and not q.is_dir():
+        raise ConfigError(f"--out {out!r}: {str(q)!r} is a file, not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise ConfigError(f"--out {out!r}: the folder cannot be written")
+    except OSError as exc:
+        raise ConfigError(f"--out {out!r}: the folder cannot be created ({exc.strerror or exc})") from None
+    finally:
+        for m in made:  # deepest first
+            try:
+                m.rmdir()
+            except OSError:
+                break
 
 
 def _sweep_context(chapter: str, params: dict[str, list[Any]], experiments: list[str] | None,
@@ -265,12 +351,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
         est = chapter_estimate(args.chapter, checked, scale,
                                procs if isinstance(procs, int) else env_processes())
         show.estimate = est
+        if args.out is not None:
+            _check_out_dir(args.out)
         if est is not None:
             print(f"infsched: {est[2]}; finished sweep points are cached: Ctrl-C stops the run "
                   "and a rerun resumes", file=sys.stderr, flush=True)
 
-    out = run_chapter(args.chapter, params, scale=args.scale, out_dir=args.out, on_start=on_start,
-                      progress=None if args.no_progress else show)
+    try:
+        out = run_chapter(args.chapter, params, scale=args.scale, out_dir=args.out,
+                          on_start=on_start, progress=None if args.no_progress else show)
+    except ChapterFailed as exc:
+        for line in _page_notices(getattr(exc, "notebook", None)):
+            print(line, file=sys.stderr)
+        raise
+    for line in _page_notices(out):  # the cache entries its sweeps repaired, ...
+        print(line, file=sys.stderr)
     print(out)
     figs = sorted((out.parent / "figures").glob("*.png"))
     if figs:

@@ -7,7 +7,11 @@ are individually valid but no solution exists, and says why.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import inspect
+from typing import Any, Callable, Iterable, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class ConfigError(ValueError):
@@ -46,3 +50,33 @@ def one_of(name: str, value: Any, allowed: "list[Any] | tuple[Any, ...]") -> Any
     if value not in allowed:
         raise config_error(name, value, "must be one of " + ", ".join(map(repr, allowed)))
     return value
+
+
+def unknown_keyword(name: str, where: str, takes: Iterable[str]) -> ConfigError:
+    """The ConfigError for a keyword ``name`` that ``where`` (``"experiment fig7 of shepherd"``)
+    does not take, listing the keywords it does: the message of the sweep's own name check
+    (:func:`infsched.chapters.chapter_grid`)."""
+    names = list(takes)
+    return config_error("parameter", name, f"{where} does not take it; it takes "
+                        + (", ".join(names) if names else "no parameters"))
+
+
+def check_keywords(fn: F, where: str) -> F:
+    """``fn`` (an experiment), rejecting a keyword it does not take with :func:`unknown_keyword`
+    (a ConfigError listing the keywords it takes besides ``scale`` and ``seed``) instead of
+    Python's TypeError, before anything runs. ``inspect.signature`` of the result is ``fn``'s
+    own, so the sweep's name check sees the keywords it really takes."""
+    sig = inspect.signature(fn)
+    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+        return fn  # any name is passed on: checked where it is taken
+    named = [n for n, p in sig.parameters.items()
+             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    takes = [n for n in named if n not in ("scale", "seed")]
+
+    @functools.wraps(fn)
+    def checked(*args: Any, **kw: Any) -> Any:
+        for k in kw:
+            if k not in named:
+                raise unknown_keyword(k, where, takes)
+        return fn(*args, **kw)
+    return checked  # type: ignore[return-value]

@@ -2,8 +2,11 @@
 
 ``check_memory(name, value, need, what)`` raises a :class:`~infsched.errors.ConfigError` naming
 the parameter when the memory a computation is estimated to need, ``need`` bytes, exceeds
-:func:`memory_limit`: half of this machine's physical memory, or ``$INFSCHED_MEMORY_LIMIT``
-(bytes, or a number with a K, M, G or T suffix). The estimates are the sizes of the arrays
+:func:`memory_limit`: half of this machine's physical memory, or the limit the process really
+runs under where that is smaller (:func:`effective_limit`: its address-space limit,
+``RLIMIT_AS``, as ``prlimit --as`` or ``ulimit -v`` set it, or its container's cgroup memory
+limit, v2 ``memory.max`` or v1 ``memory.limit_in_bytes``), or ``$INFSCHED_MEMORY_LIMIT`` (bytes,
+or a number with a K, M, G or T suffix), which overrides both. The estimates are the sizes of the arrays
 the computation allocates, from its parameters; they are lower bounds, so a refused run would
 certainly not have fit. ``warn_long(what, seconds)`` warns, with the estimate, when a run is
 expected to take more than an hour; the simulators call it with lower bounds from the rates
@@ -18,14 +21,16 @@ from its scale settings), and how a size parameter larger than its default raise
 
 from __future__ import annotations
 
+import functools
 import os
 import warnings
+from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError, config_error
 
-__all__ = ["chapter_estimate", "check_memory", "fmt_bytes", "fmt_duration", "memory_limit",
-           "physical_memory", "warn_long"]
+__all__ = ["chapter_estimate", "check_memory", "effective_limit", "fmt_bytes", "fmt_duration",
+           "memory_limit", "physical_memory", "warn_long"]
 
 _UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
@@ -38,12 +43,54 @@ def physical_memory() -> int:
         return 16 * 2**30
 
 
-def memory_limit() -> int:
-    """The most memory one computation may plan to use: ``$INFSCHED_MEMORY_LIMIT`` if set
-    (``"8G"``, ``"512M"``, bytes), else half of the physical memory."""
+#: the cgroup files that hold a container's memory limit: v2 (unified), then v1; "max" or a
+#: number of bytes (v1 writes a huge number for "no limit")
+CGROUP_MEMORY_FILES = (Path("/sys/fs/cgroup/memory.max"),
+                       Path("/sys/fs/cgroup/memory/memory.limit_in_bytes"))
+
+
+def effective_limit() -> tuple[int, str] | None:
+    """The smallest memory limit this process runs under, and where it comes from: its
+    address-space limit (``RLIMIT_AS``, ``resource.getrlimit``) or its cgroup's
+    (:data:`CGROUP_MEMORY_FILES`); None where none is set below the machine's physical memory
+    (cgroup v1 writes a number near 2^63 for "no limit") or the platform gives none."""
+    found: list[tuple[int, str]] = []
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft not in (resource.RLIM_INFINITY, -1) and soft > 0:
+            found.append((int(soft), "this process's address-space limit, RLIMIT_AS"))
+    except (ImportError, AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        pass
+    for path in CGROUP_MEMORY_FILES:
+        value = _cgroup_limit(Path(path))
+        if value is not None:
+            found.append((value, f"this container's cgroup memory limit, {path}"))
+    found = [f for f in found if f[0] < physical_memory()]
+    return min(found) if found else None
+
+
+@functools.lru_cache(maxsize=16)
+def _cgroup_limit(path: Path) -> int | None:
+    """The limit a cgroup file holds (None: "max", absent, unreadable), read once per process
+    (a check may run in a loop, and reading sysfs costs more than the check)."""
+    try:
+        text = path.read_text().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return int(text) if text.isdigit() and int(text) > 0 else None
+
+
+def _limit() -> tuple[int, str]:
+    """:func:`memory_limit` and where it comes from (said in a refusal)."""
     raw = os.environ.get("INFSCHED_MEMORY_LIMIT", "").strip()
     if not raw:
-        return physical_memory() // 2
+        half = physical_memory() // 2
+        eff = effective_limit()
+        if eff is not None and eff[0] < half:
+            return eff
+        return half, f"half of this machine's {fmt_bytes(physical_memory())}"
     text = raw.upper().removesuffix("B").removesuffix("I")
     unit = text[-1] if text and text[-1] in _UNITS else ""
     try:
@@ -53,7 +100,14 @@ def memory_limit() -> int:
     if not value > 0 or value == float("inf"):
         raise config_error("INFSCHED_MEMORY_LIMIT", raw, "must be a positive size in bytes, or "
                            "with a K, M, G or T suffix (e.g. 8G)")
-    return int(value * _UNITS[unit])
+    return int(value * _UNITS[unit]), "$INFSCHED_MEMORY_LIMIT"
+
+
+def memory_limit() -> int:
+    """The most memory one computation may plan to use: ``$INFSCHED_MEMORY_LIMIT`` if set
+    (``"8G"``, ``"512M"``, bytes), else half of the physical memory, or the process's effective
+    limit (:func:`effective_limit`) where that is smaller."""
+    return _limit()[0]
 
 
 def fmt_bytes(n: float) -> str:
@@ -68,10 +122,8 @@ def fmt_bytes(n: float) -> str:
 def check_memory(name: str, value: Any, need: float, what: str) -> None:
     """Raise a ConfigError naming ``name = value`` when ``need`` bytes (the estimated memory of
     ``what``) exceed :func:`memory_limit`."""
-    limit = memory_limit()
+    limit, source = _limit()
     if need > limit:
-        source = ("$INFSCHED_MEMORY_LIMIT" if os.environ.get("INFSCHED_MEMORY_LIMIT", "").strip()
-                  else f"half of this machine's {fmt_bytes(physical_memory())}")
         raise ConfigError(f"{name} = {value!r}: {what} would need about {fmt_bytes(need)} of memory, "
                           f"more than the limit of {fmt_bytes(limit)} ({source}); choose a smaller "
                           f"{name}")

@@ -57,7 +57,9 @@ __all__ = [
 ]
 
 class ChapterFailed(RuntimeError):
-    """A chapter raised while executing; the partly executed notebook is kept."""
+    """A chapter raised while executing; the partly executed notebook is kept (``notebook``)."""
+
+    notebook: Path | None = None
 
 
 # --------------------------------------------------------------------------- running
@@ -282,10 +284,12 @@ def _execute(info: ChapterInfo, params: dict[str, Any], kernel: str, timeout: fl
                     kernel_manager_class=_logged_kernel_manager(out / "kernel.log"),
                 )
             except pm.PapermillExecutionError as exc:
-                raise ChapterFailed(
+                failed = ChapterFailed(
                     f"chapter {name!r} failed at cell [{exc.exec_count}]: {exc.ename}: "
                     f"{exc.evalue.strip().splitlines()[0] if exc.evalue.strip() else ''} "
-                    f"(the partly executed notebook, with the traceback, is kept: {out_nb})") from None
+                    f"(the partly executed notebook, with the traceback, is kept: {out_nb})")
+                failed.notebook = out_nb  # what its cells printed (infsched run repeats some)
+                raise failed from None
 
 
 # --------------------------------------------------------------------------- nbval references

@@ -458,6 +458,30 @@ def _run_dask(target: Any, fn: Callable[..., Any], points: list[dict[str, Any]],
                     client.cancel(list(pending))
 
 
+def _check_cache_folder(folder: Path, cache_dir: Any) -> None:
+    """Create the cache folder of a sweep before its first point runs; a ConfigError naming the
+    setting it comes from (an experiment's ``cache=``, ``run_sweep``'s ``cache_dir``, or
+    ``$INFSCHED_CACHE``) where it cannot be created or written (was a bare FileNotFoundError
+    after the first point)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        ok = os.access(folder, os.W_OK | os.X_OK)
+        why = "it cannot be written"
+    except OSError as exc:
+        ok, why = False, f"it cannot be created ({exc.strerror or exc})"
+    if ok:
+        return
+    allowed = (f"the sweep cache folder {folder}: {why}; give a folder that can be written, None "
+               "(the default cache) or False (no cache)")
+    if cache_dir is not None:
+        raise config_error("cache", os.fspath(cache_dir), allowed + " (cache_dir= of run_sweep, "
+                           "cache= of an experiment)")
+    if os.environ.get("INFSCHED_CACHE"):
+        raise config_error("INFSCHED_CACHE", os.environ["INFSCHED_CACHE"], allowed)
+    raise config_error("cache", None, allowed.replace("None (the default cache)",
+                                                      "$INFSCHED_CACHE set to one"))
+
+
 def run_sweep(
     fn: Callable[..., Mapping[str, Any] | pd.DataFrame],
     grid: Sequence[Mapping[str, Any]],
@@ -535,6 +559,8 @@ def run_sweep(
                 store.missing(fn, points[i])  # raises while the book renders strictly from the store
             todo.append(i)
 
+    if todo and folder is not None and target is None:
+        _check_cache_folder(folder, cache_dir)
     if cost is not None and len(todo) > 1:
         require(callable(cost), "cost", cost, "must be a function of a point returning a number")
         est = {i: float(cost(points[i])) for i in todo}

@@ -21,6 +21,11 @@ CASES = [
     ("seed", lambda: ex.exhaustive("rm2", "smoke", seed=1.5)),
     ("variant", lambda: ex.exhaustive("rm2", "smoke", variant="zz")),
     ("experiment", lambda: ex.run_experiment("x", "smoke")),
+    # issue 35: a keyword Fig. 2 does not take (was simulated_annealing's TypeError), refused
+    # before its table is built
+    ("parameter", lambda: ex.EXPERIMENTS["fig2"]("smoke", 0, bogus=1)),
+    ("parameter", lambda: ex.run_experiment("fig2", "smoke", bogus=1)),
+    ("parameter", lambda: ex.fig2(None, bogus=1)),
 ]
 
 
@@ -52,3 +57,14 @@ def test_a_run_that_would_take_hours_says_so():
         with pytest.raises(RuntimeWarning, match=r"simulating 10000000 queries on 1400000 instances "
                                                  r"will take about .* hours on one core"):
             sim.simulate((100_000, 0, 1_300_000, 0), "rm2", "fcfs", 1000.0, n_queries=10**7)
+
+
+def test_fig2_shows_the_keywords_it_passes_to_the_annealing():
+    """So that ``infsched sweep kairos -e fig2 -p bogus=1`` is refused before any point."""
+    from infsched.chapters import experiment_parameters
+
+    taken, open_ = experiment_parameters(ex.EXPERIMENTS["fig2"])
+    assert not open_ and taken[:3] == ["runs", "steps", "t0"] and "bogus" not in taken
+    msg = check("parameter", lambda: ex.EXPERIMENTS["fig2"]("smoke", 0, bogus=1))
+    assert msg.startswith("parameter = 'bogus': experiment fig2 of kairos does not take it; it "
+                          "takes runs, steps, t0"), msg

@@ -32,6 +32,16 @@ CASES = [
     # a trace that cannot fit, refused before any point is built (was numpy's MemoryError)
     ("workers", lambda f: ex.fig7("smoke", 0, workers=10**7)),
     ("workers", lambda f: check_chapter_parameters("shepherd", {"workers": 10**6, "scale": "smoke"})),
+    # issue 35: numpy's ufunc error on λ, a bool and a string accepted for a number, a string
+    # SLO failing in a worker, a keyword no experiment takes
+    ("lam", lambda f: ex.check_parameters(12, 250.0, "cv16", "abc")),
+    ("lam", lambda f: ex.check_parameters(12, 250.0, "cv16", None)),
+    ("workers", lambda f: ex.check_parameters(True, 250.0)),
+    ("slo_ms", lambda f: ex.check_parameters(12, "250")),
+    ("slo_ms", lambda f: ex.fig7("smoke", 0, slo_ms="250")),
+    ("slo_ms", lambda f: ex.fig10("smoke", 0, slo_ms="250")),
+    ("parameter", lambda f: ex.fig7("smoke", 0, bogus=1)),
+    ("parameter", lambda f: ex.run_experiment("fig9", "smoke", bogus=1)),
 ]
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from infsched.errors import one_of
 from infsched.kvcache.model import Instance
+from infsched.limits import check_memory
 
 __all__ = ["ORDERS", "MemoryLedger", "schedule_rounds", "mc_sf", "mc_benchmark"]
 
@@ -73,7 +74,11 @@ def schedule_rounds(inst: Instance, order: str = "shortest") -> np.ndarray:
     a, s, o = inst.arrival, inst.prompt, inst.output
     by_arrival = np.lexsort((np.arange(n), a))
     key = o if order == "shortest" else a
-    ledger = MemoryLedger(inst.M, size=int(a.max() + o.sum() + 1))
+    size = int(a.max() + o.sum() + 1)
+    # the ledger (8 bytes a round up to the last possible end) and the ramp of the longest output
+    check_memory("output", int(o.max()), 8.0 * (size + int(o.max())),
+                 f"the memory ledger of {size} rounds (a request of {int(o.max())} output tokens)")
+    ledger = MemoryLedger(inst.M, size=size)
     waiting: list[tuple[int, int, int]] = []
     nxt, done, t = 0, 0, int(a[by_arrival[0]])
     last_end = -1                                        # last round any started request occupies

@@ -67,6 +67,16 @@ def postprocess_p95(batches: "np.ndarray | Iterable[int]", p95: "np.ndarray | It
     ``max_batch`` take part in the fit but not in the table.
     """
     table = np.minimum.accumulate(fill_p95(batches, p95, max_batch)[::-1])[::-1].copy()
+    if not (np.all(np.isfinite(table)) and np.all(table > 0)):
+        b = np.asarray(batches, dtype=float).ravel()
+        y = np.asarray(p95, dtype=float).ravel()
+        lo, hi = int(np.argmin(b)), int(np.argmax(b))
+        if y[hi] < y[lo]:  # the cause, not the negative latency the line through it reaches
+            raise ConfigError(
+                f"p95_ms = {y[lo]:.4g} ms at batch {int(b[lo])}, {y[hi]:.4g} ms at batch {int(b[hi])}: "
+                "falls as the batch grows, so the line fitted to fill the batch sizes not profiled "
+                "reaches a latency <= 0; a batch's latency must grow with its size (was the "
+                "latency of one query recorded instead of the batch's?)")
     require(bool(np.all(np.isfinite(table)) and np.all(table > 0)), "p95 (post-processed)",
             np.round(table, 3).tolist(),
             "the fitted line gives a latency <= 0 at a filled batch size; profile more small batches")

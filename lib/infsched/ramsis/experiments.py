@@ -24,7 +24,10 @@ from typing import Callable
 
 import pandas as pd
 
-from infsched.errors import config_error
+import numpy as np
+
+from infsched.errors import check_keywords, config_error, require
+from infsched.sweep import point_seed
 from infsched.profiles import Profile
 from infsched.ramsis.model import capacity_qps
 from infsched.ramsis.scales import (BATCHINGS, FIG12_MODELS, METHODS, METHOD_LABELS, OBJECTIVES,
@@ -66,6 +69,17 @@ __all__ = ["EXPERIMENTS", "fig10", "fig11", "fig12", "fig3", "fig5", "fig6", "fi
 
 # --------------------------------------------------------------------------- figures
 
+def _checked(seed, slo_ms, workers=60) -> None:
+    """The keywords the simulated figures share, checked under their names before any policy is
+    solved (a string SLO used to fail as ``could not convert string to float``)."""
+    point_seed(seed)  # a non-negative integer, not truncated
+    require(isinstance(slo_ms, (int, float, np.integer, np.floating))
+            and not isinstance(slo_ms, (bool, np.bool_)) and np.isfinite(slo_ms) and slo_ms > 0,
+            "slo_ms", slo_ms, "must be a finite number of ms > 0 (the latency SLO)")
+    require(isinstance(workers, (int, np.integer)) and not isinstance(workers, (bool, np.bool_))
+            and workers >= 1, "workers", workers, "must be an integer >= 1 (K, the workers)")
+
+
 def _profile_frame(prof: Profile, front: Profile | None = None) -> pd.DataFrame:
     on_front = set(front.models) if front is not None else set()
     return pd.DataFrame({
@@ -90,6 +104,7 @@ def fig6(scale: str = "default", seed: int = 0, *, workers: int = 60, slo_ms: fl
     """Fig. 6 (and Table 4): constant load, every (task, SLO) panel of the scale plus the main
     one (image, ``slo_ms``); image with ``workers`` workers (the paper's 60), text with 20."""
     sc = get_scale(scale)
+    _checked(seed, slo_ms, workers)
     panels = list(dict.fromkeys([("image", float(slo_ms))] + list(sc.fig6_panels)))
     return pd.concat([
         constant_load(task, slo, workers if task == "image" else TASK_WORKERS[task], sc.loads,
@@ -104,6 +119,7 @@ def fig7(scale: str = "default", seed: int = 0, *, slo_ms: float = 150.0,
     drawn from the profiled distribution (our stand-in for the paper's implementation);
     image, SLO 150, K of the scale (40, 60, 80), loads up to what the pool can serve."""
     sc = get_scale(scale)
+    _checked(seed, slo_ms)
     out = []
     for K in sc.fig7_workers:
         prof = get_profile("image")
@@ -125,6 +141,7 @@ def fig5(scale: str = "default", seed: int = 0, *, slo_ms: float = 150.0,
     """Fig. 5 (and Table 3): the Twitter trace, accuracy against the number of workers; the
     image panel at ``slo_ms`` plus the scale's other panels."""
     sc = get_scale(scale)
+    _checked(seed, slo_ms)
     panels = list(dict.fromkeys([("image", float(slo_ms))] + list(sc.trace_panels)))
     # every panel's policy solves as one sweep first (the runs below load them from the cache)
     prefetch_policies([(task, slo, K, servable_loads(get_profile(task), K, sc.policy_loads))
@@ -144,6 +161,7 @@ def fig8(scale: str = "default", seed: int = 0, *, slo_ms: float = 150.0,
     """Fig. 8: RAMSIS and ModelSwitching with the 9 Pareto models and the 60-model synthetic
     set; image, SLO 150, K = 100."""
     sc = get_scale(scale)
+    _checked(seed, slo_ms)
     return pd.concat([
         constant_load(p, slo_ms, 100, sc.fig8_loads, d=sc.d, duration_s=sc.duration_s, seed=seed,
                       methods=("ramsis", "ms"), ms_duration_s=sc.ms_duration_s, n_jobs=n_jobs,
@@ -155,6 +173,7 @@ def fig10(scale: str = "default", seed: int = 0, *, workers: int = 60, slo_ms: f
           n_jobs: int | None = None, cache=None) -> pd.DataFrame:
     """Fig. 10: RAMSIS with FLD D of the scale and with MD; image, SLO 150, K = 60."""
     sc = get_scale(scale)
+    _checked(seed, slo_ms, workers)
     runs = [(f"FLD D={d}", "fld", d) for d in sc.fig10_ds] + [("MD", "md", sc.d)]
     return pd.concat([
         constant_load("image", slo_ms, workers, sc.fig10_loads, d=d, duration_s=sc.duration_s,
@@ -169,6 +188,7 @@ def fig11(scale: str = "default", seed: int = 0, *, workers: int = 60, slo_ms: f
     9 Pareto models (its 60-model variable-batching policies timed out, Table 2); we add the
     60-model set (``models`` column) at the scales listed in ``Scale.fig11_profiles``."""
     sc = get_scale(scale)
+    _checked(seed, slo_ms, workers)
     return pd.concat([
         constant_load(p, slo_ms, workers, sc.loads, d=sc.d, duration_s=sc.duration_s,
                       seed=seed, methods=("ramsis",), batching=b, n_jobs=n_jobs, cache=cache)
@@ -180,6 +200,7 @@ def fig12(scale: str = "default", seed: int = 0, *, workers: int = 60, slo_ms: f
           n_jobs: int | None = None, cache=None) -> pd.DataFrame:
     """Fig. 12: RAMSIS and Jellyfish+ with only 3 models (and with the 9); image, SLO 150, K = 60."""
     sc = get_scale(scale)
+    _checked(seed, slo_ms, workers)
     return pd.concat([
         constant_load(p, slo_ms, workers, sc.loads, d=sc.d, duration_s=sc.duration_s, seed=seed,
                       methods=("ramsis", "jf"), n_jobs=n_jobs, cache=cache)
@@ -192,6 +213,7 @@ def objective_ablation(scale: str = "default", seed: int = 0, *, workers: int = 
     (Dinkelbach), beside both baselines, on the constant-load panels of Fig. 6 (text, where the
     per-decision policy trails, and the main image panel). One row per (panel, load, method)."""
     sc = get_scale(scale)
+    _checked(seed, slo_ms, workers)
     panels = [("image", float(slo_ms))] + [p for p in sc.fig6_panels if p[0] == "text"]
     out = []
     for task, slo in panels:
@@ -204,6 +226,11 @@ def objective_ablation(scale: str = "default", seed: int = 0, *, workers: int = 
         out += [base.assign(task=task), q.assign(task=task)]
     return pd.concat(out, ignore_index=True)
 
+
+# an unknown keyword is a ConfigError naming it and the keywords taken (not Python's TypeError)
+fig5, fig6, fig7, fig8, fig10, fig11, fig12, objective_ablation = (
+    check_keywords(f, f"experiment {f.__name__} of ramsis")
+    for f in (fig5, fig6, fig7, fig8, fig10, fig11, fig12, objective_ablation))
 
 EXPERIMENTS: dict[str, Callable] = {
     "fig3": lambda scale="default", seed=0, **kw: fig3(),

@@ -96,6 +96,10 @@ def check_mdp_memory(cfg: MDPConfig, n_models: int, n_grid: int, name: str = "d"
     per_state = 25 * (n_models + 1) + 8 * cfg.workers
     from infsched.limits import memory_limit
 
+    paper_n = min(cfg.n_max, 32)  # the paper's N: beyond it, n_max is what makes the MDP large
+    if cfg.n_max > paper_n and (paper_n * float(n_grid) + 1) * per_state <= memory_limit():
+        check_memory("n_max", cfg.n_max, states * per_state, f"the worker MDP's {states:.3g} "
+                     f"states ({n_grid} slack levels for each queue length up to n_max)")
     if states * 25 * (n_models + 1) <= memory_limit():  # the grid alone fits: the workers do not
         check_memory("workers", cfg.workers, states * per_state, f"the worker MDP's {states:.3g} "
                      f"states with a phase law of 8 bytes per worker each")
@@ -135,7 +139,12 @@ def check_feasible(profile, cfg: MDPConfig) -> None:
     * ``InfeasibleError`` for a load above what the pool can serve at all (the fastest model at
       its best batch size up to ``N``): every queue would grow without bound.
     """
-    require(getattr(profile, "n_models", 0) >= 1, "models", getattr(profile, "models", ()),
+    if not all(hasattr(profile, a) for a in ("models", "accuracy", "latency_ms", "n_models")):
+        shown = profile if profile is None or isinstance(profile, (str, int, float)) else \
+            type(profile).__name__
+        raise config_error("profile", shown, "must be a Profile (the models' accuracies and latency "
+                           "tables), e.g. infsched.ramsis.experiments.get_profile('image')")
+    require(profile.n_models >= 1, "models", profile.models,
             "the model set is empty: give at least one model")
     fastest = float(profile.latency(0, 1))
     if cfg.slo_ms < fastest:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from infsched.errors import config_error, one_of, require
+from infsched.errors import as_float, config_error, one_of, require
 
 __all__ = ["TABLE4", "MODEL_SETS", "ModelSet", "model_set", "Requests", "B_MAX", "DEFAULT_SLO_MS",
            "MEMORY_MB"]
@@ -104,7 +104,7 @@ class ModelSet:
         """An SLO (ms) some model can meet; an SLO below every model's batch-1 latency is an error
         (the streams are unservable), naming the fastest model."""
         try:
-            s = float(slo_ms)
+            s = as_float(slo_ms)  # '250' is rejected, not converted
         except (TypeError, ValueError):
             raise config_error("slo_ms", slo_ms, "must be a number (ms)") from None
         fastest = float(self.latency(np.arange(self.n), 1).min())

@@ -174,6 +174,14 @@ def check_trace_memory(workers: int, rate: float, seconds: float, name: str = "w
                  f"for {float(seconds):g} s)")
 
 
+def check_slo_ms(slo_ms) -> float:
+    """An SLO in ms: a finite number > 0, not a string (``'250'`` used to fail in a worker)."""
+    require(isinstance(slo_ms, (int, float, np.integer, np.floating))
+            and not isinstance(slo_ms, (bool, np.bool_)) and np.isfinite(slo_ms) and slo_ms > 0,
+            "slo_ms", slo_ms, "must be a finite number of ms > 0 (the latency SLO)")
+    return float(slo_ms)
+
+
 def _systems_sweep(sc: Scale, points: list[tuple[float, float]], by: str, seed: int,
                    workers: int, lam: float, model_set_name: str,
                    n_jobs: int | None, profile=None) -> pd.DataFrame:
@@ -182,6 +190,8 @@ def _systems_sweep(sc: Scale, points: list[tuple[float, float]], by: str, seed: 
     # the caller's names, before any point is built (workers = 0 used to fail as total_rate)
     require(isinstance(workers, (int, np.integer)) and not isinstance(workers, bool) and workers >= 1,
             "workers", workers, "must be an integer >= 1 (GPUs)")
+    for _, slo in points:
+        check_slo_ms(slo)
     check_trace_memory(workers, max(r for r, _ in points), sc.warmup_s + sc.measure_s)
     require(isinstance(lam, (int, float, np.integer, np.floating)) and not isinstance(lam, bool)
             and np.isfinite(lam) and lam > 1, "lam", lam, "must be a finite number > 1 (FLEX's "

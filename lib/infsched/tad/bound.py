@@ -33,7 +33,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from infsched.errors import InfeasibleError, config_error, one_of, require
+from infsched.errors import InfeasibleError, as_float, config_error, one_of, require
 from infsched.optim import solve_lp
 from infsched.tad.model import EXAMPLE_1_2, EXAMPLE_3, SystemParams
 
@@ -50,7 +50,7 @@ CRITERIA = ("zero_wait", "stable")
 def _lam(lam: float, name: str = "lam") -> float:
     """A finite, non-negative arrival rate."""
     try:
-        value = float(lam)
+        value = as_float(lam)  # a string is rejected, not converted
     except (TypeError, ValueError):
         raise config_error(name, lam, "must be a number") from None
     require(math.isfinite(value) and value >= 0.0, name, lam,

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from infsched.store import results_version
-from infsched.errors import config_error, one_of, require
+from infsched.errors import ConfigError, check_keywords, config_error, one_of, require
 from infsched.report import Measured, NotReproducible
 from infsched.sweep import default_processes, point_seed, run_sweep
 from infsched.tad import bound
@@ -176,13 +176,39 @@ def _run(points: list[dict], n_jobs: int | None, cache, progress: bool = False) 
     return df
 
 
+def _check_loads(name: str, values) -> np.ndarray:
+    """Loads ρ (relative to λ^max): a non-empty list of finite numbers in (0, 1), not strings."""
+    ok = isinstance(values, (list, tuple, np.ndarray)) and len(values) > 0 and all(
+        isinstance(r, (int, float, np.integer, np.floating)) and not isinstance(r, (bool, np.bool_))
+        and np.isfinite(r) and 0 < r < 1 for r in values)
+    require(ok, name, values, "must be a non-empty list of loads ρ in (0, 1) (relative to λ^max)")
+    return np.asarray(values, float)
+
+
+def _check_ns(name: str, values, low: int = 4) -> tuple[int, ...]:
+    """Numbers of servers: a non-empty list of integers >= ``low`` (not truncated), each split
+    into the four classes of the main configuration."""
+    ok = isinstance(values, (list, tuple, np.ndarray)) and len(values) > 0 and all(
+        isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_)) and n >= low
+        for n in values)
+    allowed = f"must be a non-empty list of integers >= {low} (servers)"
+    require(ok, name, values, allowed)
+    if low >= 4:
+        for n in values:
+            try:
+                MAIN.class_sizes(int(n))
+            except ConfigError as exc:
+                raise config_error(name, values, f"{allowed}: n = {int(n)}: {str(exc).split(': ', 1)[1]}") from None
+    return tuple(int(n) for n in values)
+
+
 # --------------------------------------------------------------------------- Fig. 1
 
 def fig1(scale: str = "default", seed: int = 0, *, n: int = 256, a_star: float = 76.0,
          rhos=None, n_jobs: int | None = None, cache=None) -> pd.DataFrame:
     """Fig. 1: JIQ-fast, JIQ-accurate and TAD-OP, accuracy and latency against load."""
     s = get_scale(scale)
-    rhos = np.linspace(0.1, 0.9, s.fig1_points) if rhos is None else np.asarray(rhos, float)
+    rhos = np.linspace(0.1, 0.9, s.fig1_points) if rhos is None else _check_loads("rhos", rhos)
     points = [dict(policy=pol, n=n, a_star=a_star, rho=float(r), service="exp", n_jobs=s.fig1_jobs,
                    seed=point_seed(seed, 1, n, a_star, r))
               for r in rhos for pol in ("jiq-fast", "jiq-accurate", "tad-op")]
@@ -221,7 +247,7 @@ def fig4(scale: str = "default", seed: int = 0, *, rho: float = 0.5, a_stars=FIG
     zero-wait prediction p_RJIQ·μ^{-1} is returned beside each point.
     """
     s = get_scale(scale)
-    ns = s.fig4_ns if ns is None else tuple(int(x) for x in ns)
+    ns = s.fig4_ns if ns is None else _check_ns("ns", ns)
     points = []
     for a_star in a_stars:
         for n in ns:
@@ -260,6 +286,11 @@ def fig5(scale: str = "default", seed: int = 0, *, a_star: float = 76.0,
 
     Analytic (no simulation): spec §4 "faithful computation", with γ computed from the estimate.
     """
+    point_seed(seed)  # analytic: the seed is not used, but a bad one is still refused
+    require(n_rhos is None or (isinstance(n_rhos, (int, np.integer)) and not isinstance(n_rhos, bool)
+                               and n_rhos >= 2), "n_rhos", n_rhos,
+            "must be None (the scale's) or an integer >= 2 (loads per curve)")
+    ns = _check_ns("ns", ns, low=2)
     n_rhos = n_rhos or {"smoke": 40, "default": 200, "paper": 400}[one_of("scale", scale, SCALE_NAMES)]
     rhos = np.linspace(0.01, 0.999, n_rhos)
     rows = []
@@ -359,19 +390,28 @@ def load_sweep(n: int, service: str, jobs: int, *, scale: str = "default", seed:
     return df
 
 
-def fig6(scale: str = "default", seed: int = 0, **kw) -> pd.DataFrame:
-    """Fig. 6: n = 64, exponential service."""
-    return load_sweep(kw.pop("n", 64), "exp", get_scale(scale).fig6_jobs, scale=scale, seed=seed, **kw)
+def fig6(scale: str = "default", seed: int = 0, *, n: int = 64, a_stars=None,
+         n_points: int | None = None, policies=POLICIES, n_jobs: int | None = None,
+         cache=None) -> pd.DataFrame:
+    """Fig. 6: n = 64, exponential service (the keywords are :func:`load_sweep`'s)."""
+    return load_sweep(n, "exp", get_scale(scale).fig6_jobs, scale=scale, seed=seed, a_stars=a_stars,
+                      n_points=n_points, policies=policies, n_jobs=n_jobs, cache=cache)
 
 
-def fig7(scale: str = "default", seed: int = 0, **kw) -> pd.DataFrame:
-    """Fig. 7: n = 4096, exponential service."""
-    return load_sweep(kw.pop("n", 4096), "exp", get_scale(scale).fig7_jobs, scale=scale, seed=seed, **kw)
+def fig7(scale: str = "default", seed: int = 0, *, n: int = 4096, a_stars=None,
+         n_points: int | None = None, policies=POLICIES, n_jobs: int | None = None,
+         cache=None) -> pd.DataFrame:
+    """Fig. 7: n = 4096, exponential service (the keywords are :func:`load_sweep`'s)."""
+    return load_sweep(n, "exp", get_scale(scale).fig7_jobs, scale=scale, seed=seed, a_stars=a_stars,
+                      n_points=n_points, policies=policies, n_jobs=n_jobs, cache=cache)
 
 
-def fig8(scale: str = "default", seed: int = 0, **kw) -> pd.DataFrame:
-    """Fig. 8: n = 256, deterministic service."""
-    return load_sweep(kw.pop("n", 256), "det", get_scale(scale).fig8_jobs, scale=scale, seed=seed, **kw)
+def fig8(scale: str = "default", seed: int = 0, *, n: int = 256, a_stars=None,
+         n_points: int | None = None, policies=POLICIES, n_jobs: int | None = None,
+         cache=None) -> pd.DataFrame:
+    """Fig. 8: n = 256, deterministic service (the keywords are :func:`load_sweep`'s)."""
+    return load_sweep(n, "det", get_scale(scale).fig8_jobs, scale=scale, seed=seed, a_stars=a_stars,
+                      n_points=n_points, policies=policies, n_jobs=n_jobs, cache=cache)
 
 
 def _wide(df: pd.DataFrame, value: str) -> pd.DataFrame:
@@ -596,6 +636,10 @@ def _random_instance(rng: np.random.Generator) -> tuple[SystemParams, float]:
 
 
 # --------------------------------------------------------------------------- registry
+
+# an unknown keyword is a ConfigError naming it and the keywords taken (not Python's TypeError)
+fig1, fig4, fig5, fig6, fig7, fig8 = (check_keywords(f, f"experiment {f.__name__} of tad")
+                                      for f in (fig1, fig4, fig5, fig6, fig7, fig8))
 
 EXPERIMENTS: dict[str, Callable[..., object]] = {
     "fig1": fig1, "fig4": fig4, "fig5": fig5, "fig6": fig6, "fig7": fig7, "fig8": fig8,

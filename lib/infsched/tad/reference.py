@@ -40,6 +40,8 @@ from infsched.tad.sim import (
     _arrivals_const,
     _arrivals_phases,
     _check_int,
+    _check_measured,
+    _check_seed,
     _resolve,
     _t975,
     job_streams,
@@ -160,7 +162,9 @@ def simulate_reference(params: SystemParams, policy: Policy | str, n: int, *, la
     Always records per-job arrivals, departures and classes.
     """
     service, n, n_jobs, warmup = check_run_args(params, service, n, n_jobs, warmup)
+    seed = _check_seed(seed)
     policy, a_star, lam = _resolve(params, policy, n, None, lam, a_star)
+    _check_measured(n_jobs, warmup)
     table = policy.table(params, a_star=a_star)
 
     e_arr, e_srv, u_pol, u_srv = (np.concatenate(parts)
@@ -190,6 +194,7 @@ def simulate_reference_phases(params: SystemParams, policy_name: str, n: int,
     service, n, policies, tables, ends, rates, inv_rates = phase_plan(params, policy_name, n,
                                                                       phases, service)
     chunk = _check_int("chunk", chunk)
+    seed = _check_seed(seed)
 
     # the engine's arrival construction, chunk by chunk, until an arrival falls past the end
     parts = []

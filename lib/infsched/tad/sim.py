@@ -175,6 +175,30 @@ BYTES_PER_SERVER = 40
 JOBS_PER_SECOND = 1e7
 
 
+#: the fewest arrivals a run must measure after its warm-up: one per batch of its 95 % interval
+#: (a run of one measured job has no time in system to average: its mean response read 0.0)
+MIN_MEASURED = N_BATCHES
+
+
+def _check_seed(seed):
+    """The seed of a run: a non-negative integer (``SeedSequence`` takes no other), or a
+    ``SeedSequence``."""
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    require(isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_))
+            and seed >= 0, "seed", seed, "must be a non-negative integer")
+    return seed
+
+
+def _check_measured(n_jobs: int, warmup: float) -> None:
+    """Refuse a run too short to measure anything (see :data:`MIN_MEASURED`)."""
+    measured = n_jobs - int(warmup * n_jobs)
+    require(measured >= MIN_MEASURED, "n_jobs", n_jobs,
+            f"too short to measure: with warmup = {warmup:g}, {measured} arrival(s) would be measured "
+            f"and at least {MIN_MEASURED} are needed (one per batch of the 95 % interval); use "
+            f"n_jobs >= {math.ceil(MIN_MEASURED / (1.0 - warmup))}")
+
+
 def _check_int(name, value, low=1):
     require(isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
             and value >= low, name, value, f"must be an integer ≥ {low}")
@@ -225,7 +249,7 @@ def _resolve(params, policy, n, rho, lam, a_star):
         raise ConfigError(f"give exactly one of rho and lam (rho = {rho!r}, lam = {lam!r})")
     if rho is not None:
         try:
-            rho = float(rho)
+            rho = as_float(rho)
         except (TypeError, ValueError):
             raise config_error("rho", rho, "must be a number in (0, 1)") from None
         require(a_star is not None, "a_star", a_star, "is needed to turn rho into lam")
@@ -271,7 +295,9 @@ def simulate(params: SystemParams, policy: Policy | str, n: int, *, rho: float |
     """
     service, n, n_jobs, warmup = check_run_args(params, service, n, n_jobs, warmup)
     chunk = _check_int("chunk", chunk)
+    seed = _check_seed(seed)
     policy, a_star, lam = _resolve(params, policy, n, rho, lam, a_star)
+    _check_measured(n_jobs, warmup)
     table = policy.table(params, a_star=a_star)
     eng = Engine(params, n, [table], [math.inf], service)
     bar = _progress(progress, n_jobs)
@@ -371,6 +397,7 @@ def simulate_phases(params: SystemParams, policy_name: str, n: int, phases: list
     service, n, _, tables, ends, rates, inv_rates = phase_plan(params, policy_name, n, phases,
                                                                service)
     chunk = _check_int("chunk", chunk)
+    seed = _check_seed(seed)
     eng = Engine(params, n, tables, ends, service)
     horizon = float(ends[-1])
     bscale = N_BATCHES / horizon
