@@ -1,0 +1,146 @@
+"""Where MC-SF falls short (issue 34, item 3): sweeps of the prompt-length spread, the memory and
+the load, in rounds, with MC-SF, the re-planning policy and the bracket on the optimum.
+
+An instance of the sweep: ``n`` requests arriving as a Poisson process of ``rate`` requests per
+round; prompt lengths from a discretised lognormal of mean ``PROMPT_MEAN`` and coefficient of
+variation ``cv`` (``σ² = ln(1 + cv²)``, ``μ = ln(mean) − σ²/2``, rounded, at least 1), outputs
+from a lognormal of mean ``OUTPUT_MEAN`` and CV 1 (means in the ratio of the paper's LMSYS sample,
+40.6 : 85.3 words, scaled down so that instances stay small); memory
+``M = round(m_ratio · (PROMPT_MEAN + OUTPUT_MEAN))``, a multiple of the mean request's peak. A
+request that would not fit alone has its prompt cut to ``M − o_i`` (and its output to ``M − 1``
+first): at a CV of 4 and the smallest ``m_ratio`` that touches the far tail, which the table
+counts (``clipped``). The load is ``rate`` times the mean volume over ``M``: the share of the
+memory-rounds that arriving requests ask for.
+
+Per point and trial: MC-SF's total latency, the re-planning policy's
+(:data:`~infsched.kvcache.online_study.POLICY`), the best schedule found (the policy's or the
+local search's from either) and the lower bound of :func:`~infsched.kvcache.relax.dff_bound`
+with the area bound; MC-SF's gap to the best schedule (a lower bound on its gap to the optimum)
+and to the lower bound (an upper bound).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from infsched.errors import one_of, require
+from infsched.kvcache.bounds import volume_bound
+from infsched.kvcache.improve import improve_schedule
+from infsched.kvcache.model import Instance, check_schedule
+from infsched.kvcache.online import replan
+from infsched.kvcache.online_study import POLICY
+from infsched.kvcache.policies import mc_sf
+from infsched.kvcache.relax import dff_bound
+from infsched.sweep import default_processes, point_seed, run_sweep
+
+__all__ = ["PROMPT_MEAN", "OUTPUT_MEAN", "BASE", "AXES", "RegimeScale", "REGIME_SCALES",
+           "regime_instance", "regime_point", "regimes", "regime_summary"]
+
+PROMPT_MEAN, OUTPUT_MEAN = 10.0, 21.0
+#: the point every axis passes through: prompt CV 1, memory 4 mean peaks, load 2 (overloaded,
+#: like the paper's Model 2 and Table 1)
+BASE = {"cv": 1.0, "m_ratio": 4.0, "load": 2.0}
+#: the values each axis sweeps, the others held at BASE
+AXES = {"cv": (0.5, 1.0, 2.0, 4.0), "m_ratio": (2.0, 4.0, 8.0, 16.0), "load": (0.5, 1.0, 2.0, 4.0)}
+
+
+@dataclass(frozen=True)
+class RegimeScale:
+    trials: int
+    n: int
+    best_evals: int
+
+
+REGIME_SCALES = {"smoke": RegimeScale(1, 15, 500), "default": RegimeScale(5, 40, 3000),
+                 "paper": RegimeScale(20, 60, 20_000)}
+
+
+def _lognormal(rng: np.random.Generator, mean: float, cv: float, size: int) -> np.ndarray:
+    sigma2 = math.log1p(cv * cv)
+    x = np.rint(rng.lognormal(math.log(mean) - sigma2 / 2, math.sqrt(sigma2), size))
+    return np.maximum(x, 1).astype(np.int64)
+
+
+def _mean_volume(rng: np.random.Generator, cv: float, M: int, draws: int = 20_000) -> float:
+    s, o = _lognormal(rng, PROMPT_MEAN, cv, draws), _lognormal(rng, OUTPUT_MEAN, 1.0, draws)
+    o = np.minimum(o, M - 1)
+    s = np.minimum(s, M - o)
+    return float(np.mean(s * o + o * (o + 1) / 2))
+
+
+def regime_instance(n: int, cv: float, m_ratio: float, load: float, seed: int) -> tuple[Instance, int]:
+    """One instance of the sweep and the number of requests whose lengths were cut to fit."""
+    require(isinstance(n, (int, np.integer)) and n >= 1, "n", n, "must be a positive integer")
+    for name, v in (("cv", cv), ("m_ratio", m_ratio), ("load", load)):
+        require(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                and v > 0, name, v, "must be a positive number")
+    M = int(round(m_ratio * (PROMPT_MEAN + OUTPUT_MEAN)))
+    require(M >= 2, "m_ratio", m_ratio, "must give a memory of at least 2 tokens")
+    rng = np.random.default_rng(point_seed(seed, n, cv, m_ratio, load))
+    rate = load * M / _mean_volume(np.random.default_rng(point_seed(0, cv, M)), cv, M)
+    gaps = rng.exponential(1.0 / rate, size=n)
+    a = np.floor(np.cumsum(gaps) - gaps[0]).astype(np.int64)
+    s, o = _lognormal(rng, PROMPT_MEAN, cv, n), _lognormal(rng, OUTPUT_MEAN, 1.0, n)
+    cut = (o > M - 1) | (s + np.minimum(o, M - 1) > M)
+    o = np.minimum(o, M - 1)
+    s = np.minimum(s, M - o)
+    return Instance(a, s, o, M), int(cut.sum())
+
+
+def regime_point(axis: str, value: float, trial: int, seed: int, n: int, best_evals: int) -> dict:
+    """One trial at one point of one axis (the other two at :data:`BASE`)."""
+    one_of("axis", axis, tuple(AXES))
+    params = {**BASE, axis: float(value)}
+    inst, clipped = regime_instance(n, params["cv"], params["m_ratio"], params["load"],
+                                    seed + 1000 * trial)
+    p = mc_sf(inst)
+    tel = check_schedule(inst, p).require().tel
+    on = replan(inst, **POLICY)
+    tel_on = check_schedule(inst, on).require().tel
+    tels = [tel, tel_on]
+    for start in (p, on):
+        found, _ = improve_schedule(inst, start, max_evals=best_evals)
+        tels.append(check_schedule(inst, found).require().tel)
+    best = min(tels)
+    lower = max(dff_bound(inst), volume_bound(inst))
+    return {"M": inst.M, "clipped": clipped, "tel_mcsf": tel, "tel_online": tel_on, "best": best,
+            "lower": lower, "mcsf_gap_lo": tel / best - 1, "mcsf_gap_hi": tel / lower - 1,
+            "online_gap_lo": tel_on / best - 1}
+
+
+def _version() -> str:
+    here = Path(__file__).resolve().parent
+    digest = hashlib.sha256(inspect.getsource(regime_point).encode())
+    for name in ("regimes.py", "online.py", "online_study.py", "relax.py", "bounds.py",
+                 "improve.py", "policies.py", "model.py"):
+        digest.update((here / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def regimes(scale: str = "default", seed: int = 0, *, n_jobs: int | None = None, cache=None,
+            progress: bool = False) -> pd.DataFrame:
+    """Every axis of :data:`AXES` at ``scale``: one row per point and trial."""
+    sc = REGIME_SCALES[one_of("scale", scale, tuple(REGIME_SCALES))]
+    points = [dict(axis=ax, value=float(v), trial=k, seed=int(seed), n=sc.n,
+                   best_evals=sc.best_evals)
+              for ax, values in AXES.items() for v in values for k in range(sc.trials)]
+    return run_sweep(regime_point, points, cache_dir=cache, n_jobs=default_processes(n_jobs),
+                     progress=progress, version=_version())
+
+
+def regime_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per axis and value: MC-SF's mean gap to the best schedule (``gap_lo``: its gap to the
+    optimum is at least this) and to the lower bound (``gap_hi``: at most this), the
+    re-planning policy's gap to the best schedule, and the requests cut to fit."""
+    return (df.groupby(["axis", "value"], sort=False)
+            .agg(trials=("trial", "size"), mcsf_gap_lo=("mcsf_gap_lo", "mean"),
+                 mcsf_gap_hi=("mcsf_gap_hi", "mean"), online_gap_lo=("online_gap_lo", "mean"),
+                 clipped=("clipped", "sum"))
+            .reset_index())
