@@ -103,3 +103,17 @@ def test_fewest_workers_is_the_bisection_boundary(tmp_path):
 
     assert meets(K) and not meets(K - 1)
     assert np.isnan(out[out["contender"] == "fastest"]["fewest workers"].iloc[0])  # 58 % < 60 %
+
+
+def test_an_accuracy_target_with_a_floor_on_time():
+    """Most on time at an accuracy target: a contender far below 99 % on time is not recommended
+    when the floor asks for 99 %."""
+    rows = [_row(sd, "select" if sd == 0 else "score", c, 1.0, att, acc)
+            for sd in range(3) for c, att, acc in (("tad", 0.30, 78.0), ("ramsis", 0.999, 74.0))]
+    runs = _runs(rows)
+    plain = recommend(runs, (76.0,), constraint="accuracy_served", objective="attainment")
+    assert plain["recommended"].iloc[0] == "TAD"
+    floored = recommend(runs, (76.0,), constraint="accuracy_served", objective="attainment", floor=0.99)
+    assert floored["recommended"].iloc[0] == "none"
+    assert recommend(runs, (74.0,), constraint="accuracy_served", objective="attainment",
+                     floor=0.99)["recommended"].iloc[0] == "RAMSIS"

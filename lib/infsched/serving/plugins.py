@@ -25,9 +25,11 @@ a contender of the head-to-head sweeps, ``experiments.load_sweep(..., contenders
 whose disk cache is keyed by the function's source and the knobs, so editing the function
 recomputes its points and nothing else.
 
-The registry follows Vidur's (``SchedulerRegistry``: a name -> class map that configs look up),
-with one difference: the registered object travels with each sweep point, so a policy defined in
-a notebook runs on processes that never imported that notebook.
+The registry follows microsoft/vidur's (``BaseRegistry`` subclasses such as
+``GlobalSchedulerRegistry`` and ``ReplicaSchedulerRegistry``: ``register(key, cls)``, and a
+config names its scheduler by a string key), with one difference: the registered object travels
+with each sweep point, so a policy defined in a notebook runs on processes that never imported
+that notebook. A compiled ``select`` must be numba-compilable as a whole (no imports inside it).
 
 >>> import numpy as np
 >>> from infsched.serving import plugins

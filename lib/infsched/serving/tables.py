@@ -105,7 +105,8 @@ def choose_knobs(runs: pd.DataFrame, target: float, constraint: str = "attainmen
 
 
 def recommend(runs: pd.DataFrame, targets: Sequence[float] = (0.99, 0.999), level: float = 0.95,
-              constraint: str = "attainment", objective: str = "accuracy_served") -> pd.DataFrame:
+              constraint: str = "attainment", objective: str = "accuracy_served",
+              floor: float | None = None) -> pd.DataFrame:
     """The decision (issue 33): per (workload, load, SLO) and target, the contender with the
     highest ``objective`` among those whose ``constraint`` reaches the target. By default: the
     most accurate contender (accuracy per on-time query) that keeps at least the target share of
@@ -119,7 +120,9 @@ def recommend(runs: pd.DataFrame, targets: Sequence[float] = (0.99, 0.999), leve
     difference of the objective seed by seed (the same arrivals), with a Student-t interval
     (``level``): where that interval holds 0 the two are tied. ``recommended`` names the best, or
     the tie; "none" if no contender qualifies (``closest`` then names the setting nearest the
-    target)."""
+    target). ``floor``: a qualifier's mean objective must also reach it (with an accuracy target,
+    ``floor=0.99`` asks for 99 % on time as well, so that no cell recommends a contender that
+    keeps almost nothing on time)."""
     from scipy import stats
 
     cname, cfmt = _DECIDE[constraint]
@@ -134,7 +137,8 @@ def recommend(runs: pd.DataFrame, targets: Sequence[float] = (0.99, 0.999), leve
             row = {"arrivals": wl, "load": load, "SLO (ms)": slo, f"{cname} >=": target}
             c = chosen[(chosen["workload"] == wl) & (chosen["load"] == load) & (chosen["slo_ms"] == slo)]
             m = c.groupby("contender")[cols].mean()
-            ok = m[m[constraint] >= target].sort_values(objective, ascending=False)
+            ok = m[(m[constraint] >= target) & ((m[objective] >= floor) if floor is not None else True)]
+            ok = ok.sort_values(objective, ascending=False)
             if ok.empty:
                 near = g.groupby(["contender", "knob"])[constraint].mean()
                 (cn, kn), v = near.idxmax(), near.max()
