@@ -51,8 +51,8 @@ def _fake_execute(info, params, kernel, timeout, scale, out, figures, out_nb, pr
 
 @pytest.mark.parametrize("argv, first", [
     (["run", "tad", "--scale", "paper", "-p", "n_servers=8192"],
-     "infsched: tad at paper scale: about 31 min to 2.1 hours (3,728 CPU s measured end to end "
-     "with the jump-chain engine (README)"),
+     "infsched: tad at paper scale: about 18-72 min (2,141 CPU s measured from an "
+     "empty cache by infsched results build"),
     (["run", "kairos", "--scale", "default", "-p", "processes=1"],
      "infsched: kairos at default scale: about 87 s (87 CPU s measured at default scale with the "
      "default parameters"),

@@ -154,9 +154,9 @@ MEASURED_ON = "2026-11-25"
 
 #: at ``paper`` scale: (low, high) seconds of wall time on 2 processes, and what they rest on
 PAPER_S: dict[str, tuple[float, float, str]] = {
-    "tad": (31 * 60, 62 * 60,
-            "3,728 CPU s measured end to end with the jump-chain engine (README): at least 31 min "
-            "on 2 idle cores, 62 min on one"),
+    "tad": (18 * 60, 36 * 60,
+            "2,141 CPU s measured from an empty cache by infsched results build (2026-11-26, "
+            "README): at least 18 min on 2 idle cores, 36 min on one"),
     "ramsis": (29 * 60, 33 * 60,
                "24 min measured before Table 2's 60-model cells were solved and Fig. 11 gained the "
                "60-model set, plus about 7 min estimated for those"),
@@ -245,4 +245,12 @@ def chapter_estimate(chapter: str, params: dict[str, Any], scale: str | None,
     msg = f"{chapter} at {scale} scale: about {_span(lo, hi)} ({basis})"
     if notes:
         msg += "; " + "; ".join(notes)
+    if scale == "paper":
+        from . import store
+
+        st = store.status(chapter) if store.enabled() else None
+        if st is not None and st["current"]:
+            msg += (f"; the results store holds this chapter's paper-scale points (built "
+                    f"{st['built'][:10]}): points whose parameters match are read from it, not "
+                    "computed, so with the default parameters the run takes minutes")
     return lo, hi, msg
