@@ -34,9 +34,9 @@ committed memory before starting anything, and raises if not (it never happens).
 never evicted.
 
 **Where it is MC-SF.** With ``evals = 0`` the plan is MC-SF's own plan, recomputed whenever
-something arrives, so the schedule is MC-SF's, start for start (tested). When the search finds
-nothing strictly better than MC-SF's plan at any re-plan (for example when every request fits at
-once), it is MC-SF's too. With all requests at time 0 (Arrival Model 1) there is one plan, the
+something arrives, so the schedule is MC-SF's, start for start (tested). When at every re-plan
+neither the kept plan nor the search is strictly better than MC-SF's plan (for example when every
+request fits at once), it is MC-SF's too. With all requests at time 0 (Arrival Model 1) there is one plan, the
 local search from MC-SF's order: the hindsight search of
 :func:`~infsched.kvcache.improve.improve_schedule`, with MC-SF's own schedule as the fallback.
 
