@@ -18,6 +18,7 @@ def test_gain_noise_is_sqrt2_times_one_runs_sd():
     out = rp.gain_noise(reps)
     assert out.loc["ramsis_minus_jf_mean", "sd"] == pytest.approx(1.0)
     assert out.loc["ramsis_minus_jf_mean", "ci"] == pytest.approx(1.96 * math.sqrt(2.0))
+    assert out.loc["ramsis_minus_jf_mean", "ci_ours"] == pytest.approx(1.96)
     assert (out["runs"] == 3).all()
     with pytest.raises(ConfigError, match="reps"):
         rp.gain_noise(reps.iloc[:1])
@@ -97,10 +98,13 @@ def test_a_replication_on_the_chapters_stream_is_the_chapters_run(tmp_path, monk
     from infsched.sweep import point_seed
 
     monkeypatch.setattr(rp, "point_seed", lambda seed, *key: point_seed(seed, *key[:-1]))
-    reps6 = rp.fig6_replications("smoke", 0, replications=2, n_jobs=1, cache=tmp_path)
-    own6 = ex.claims_fig6(ex.fig6("smoke", 0, n_jobs=1, cache=tmp_path))
-    reps5 = rp.fig5_replications("smoke", 0, replications=2, n_jobs=1, cache=tmp_path)
-    own5 = ex.claims_fig5(ex.fig5("smoke", 0, n_jobs=1, cache=tmp_path))
-    for q in rp.GAIN_QUANTITIES:
-        assert reps6.loc[0, q] == pytest.approx(own6[q], abs=1e-9), q
-        assert reps5.loc[0, q] == pytest.approx(own5[q], abs=1e-9), q
+    for fig, reps in (("fig6", rp.fig6_replications), ("fig5", rp.fig5_replications),
+                      ("fig11", rp.fig11_replications)):
+        got = reps("smoke", 0, replications=2, n_jobs=1, cache=tmp_path)
+        own = getattr(ex, f"claims_{fig}")(getattr(ex, fig)("smoke", 0, n_jobs=1, cache=tmp_path))
+        numbers = [q for q in got.columns if q != "replication"]
+        assert numbers, fig
+        if fig != "fig11":
+            assert set(rp.GAIN_QUANTITIES) <= set(numbers)
+        for q in numbers:
+            assert got.loc[0, q] == pytest.approx(own[q], abs=1e-9), (fig, q)

@@ -1,22 +1,26 @@
-"""Run-to-run noise of the artifact's printed gains (Figs. 5 and 6, issue 32).
+"""Run-to-run noise of the RAMSIS chapter's simulated numbers (issue 32).
 
 The artifact (App. A.4) prints RAMSIS's mean and largest gain over Jellyfish+ and ModelSwitching
 from **one** simulation run: one Poisson arrival stream per load (constant load, 30 s, Fig. 6)
 or one playback of the Twitter trace (300 s, K = 60, 70, 80, Fig. 5). Our chapter computes the
-same four statistics from one run of its own. Each of the two numbers carries the sampling noise
-of its run, so their difference has a standard deviation of about ``sqrt(2)`` times one run's.
+same statistics, and its other simulated numbers (the largest gains over every SLO, the
+fewer-workers savings, Fig. 11's share of whole-queue batches), from one run of its own.
 
-:func:`fig6_replications` and :func:`fig5_replications` measure that noise: they rerun the
-evaluation of the chapter's own run on ``replications`` further, independent arrival streams,
-holding every policy and baseline table fixed (the artifact ships one set of policies and
-ModelSwitching tables; only its evaluation run is random), and return the four statistics per
-replication. :func:`gain_noise` turns them into the standard deviation of one run and the 95 %
-half-width of the comparison ours − artifact, ``1.96 * sqrt(2) * sd``, which the chapter passes
-to :func:`infsched.report.compare` as the ``ci`` of these rows.
+:func:`fig6_replications`, :func:`fig5_replications` and :func:`fig11_replications` measure that
+noise: they rerun the evaluation of the chapter's own figure on ``replications`` further,
+independent arrival streams (and latency draws), holding every policy and baseline table fixed
+(the artifact ships one set of policies and ModelSwitching tables; only its evaluation run is
+random), and apply the chapter's own claim function to each replicated figure, one row per
+replication with every numeric quantity. :func:`gain_noise` turns them into the standard
+deviation ``sd`` of one run's number, our 95 % half-width ``ci_ours = 1.96 sd``, and, for a number
+the paper itself took from one run of the same simulation (the artifact's gains), the 95 %
+half-width of the difference of two independent runs, ``ci = 1.96 sqrt(2) sd``.
 
 These are new computations beside the chapter's (the point functions of
 :mod:`~infsched.ramsis.points` are unchanged): the policies and ModelSwitching's tables come from
-the same cached sweeps, the arrival streams from seeds that the chapter's run never uses.
+the same cached sweeps, the arrival streams from seeds that the chapter's run never uses. A
+replication whose extra seed coordinate is dropped is the chapter's own run, number for number
+(``tests/ramsis/test_audit.py``).
 """
 
 from __future__ import annotations
@@ -30,14 +34,14 @@ from infsched.errors import require
 from infsched.sweep import point_seed
 from infsched.workload import piecewise_poisson_arrivals, poisson_arrivals
 from infsched.ramsis import baselines, sim
-from infsched.ramsis.claims import gains
+from infsched.ramsis.claims import claims_fig11, claims_fig5, claims_fig6
 from infsched.ramsis.model_sets import get_profile
-from infsched.ramsis.points import ms_table, policies, policy_table, servable_loads
-from infsched.ramsis.scales import get_scale
+from infsched.ramsis.points import _sim_row, ms_table, policies, policy_table, servable_loads
+from infsched.ramsis.scales import BATCHINGS, METHODS, PLOT_VIOLATION, TASK_WORKERS, get_scale
 from infsched.ramsis.trace import twitter_schedule
 
-__all__ = ["GAIN_QUANTITIES", "REPLICATIONS", "fig6_replications", "fig5_replications",
-           "gain_noise", "REPLICA_KEY"]
+__all__ = ["GAIN_QUANTITIES", "REPLICATIONS", "REPLICA_KEY", "fig6_replications",
+           "fig5_replications", "fig11_replications", "gain_noise"]
 
 #: the artifact's four printed statistics, as ``data/paper/ramsis.csv`` names them
 GAIN_QUANTITIES = ("ramsis_minus_jf_mean", "ramsis_minus_jf_max", "ramsis_minus_ms_mean",
@@ -50,107 +54,159 @@ REPLICATIONS = {"smoke": 3, "default": 10, "paper": 10}
 REPLICA_KEY = 1_000_003
 
 
-def _stats(g: pd.DataFrame) -> dict:
-    return {"ramsis_minus_jf_mean": float(g["jf"].mean()), "ramsis_minus_jf_max": float(g["jf"].max()),
-            "ramsis_minus_ms_mean": float(g["ms"].mean()), "ramsis_minus_ms_max": float(g["ms"].max())}
-
-
 def _check(replications: int) -> None:
     require(isinstance(replications, (int, np.integer)) and not isinstance(replications, bool)
             and replications >= 2, "replications", replications,
             "must be an integer >= 2 (a standard deviation needs two runs)")
 
 
+def _numbers(claims: dict) -> dict:
+    """The numeric quantities of a claim dict (claims that hold or not have no noise to measure)."""
+    return {q: float(v) for q, v in claims.items()
+            if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))}
+
+
+def _constant(profile: str, slo_ms: float, workers: int, loads, *, d: int, duration_s: float,
+              seed: int, r: int, methods=METHODS, ms_duration_s: float | None = None,
+              batching: str = "max", n_jobs=None, cache=None) -> pd.DataFrame:
+    """:func:`~infsched.ramsis.points.constant_load` on replication ``r``'s arrivals: the same
+    policies and tables (from the cache), the same rows."""
+    prof = get_profile(profile)
+    pol = policies(profile, slo_ms, workers, loads, d=d, batching=batching, n_jobs=n_jobs,
+                   cache=cache)
+    ms = (ms_table(profile, slo_ms, workers, loads, duration_s=ms_duration_s or duration_s,
+                   seed=seed, n_jobs=n_jobs, cache=cache) if "ms" in methods else None)
+    jf = baselines.jellyfish_plus(prof, list(loads), workers, slo_ms)
+    rows = []
+    for i, load in enumerate(loads):
+        key = (workers, load, slo_ms, REPLICA_KEY + r)
+        arrivals = poisson_arrivals(load / 1000.0, horizon=duration_s * 1000.0,
+                                    rng=np.random.default_rng(point_seed(seed, *key)))
+        point = dict(profile=profile, slo_ms=slo_ms, workers=workers, load_qps=float(load))
+        for method in methods:
+            lat_rng = np.random.default_rng(point_seed(seed + 1, *key))
+            if method == "ramsis":
+                if not pol.iloc[i]["feasible"]:
+                    rows.append({**point, "method": method, "accuracy": np.nan, "violation": 1.0,
+                                 "served": 0, "full_batch": np.nan})
+                    continue
+                res = sim.simulate_ramsis(prof, policy_table(pol.iloc[[i]]), arrivals,
+                                          slo_ms=slo_ms, workers=workers, load_qps=load,
+                                          rng=lat_rng)
+                rows.append({**_sim_row(method, res, prof, **point),
+                             "full_batch": res.full_batch_fraction})
+            else:
+                res = sim.simulate_central(prof, jf if method == "jf" else ms, arrivals,
+                                           slo_ms=slo_ms, workers=workers, load_qps=load,
+                                           rng=lat_rng)
+                rows.append(_sim_row(method, res, prof, **point))
+    df = pd.DataFrame(rows)
+    df["plotted"] = df["violation"] < PLOT_VIOLATION
+    return df
+
+
 def fig6_replications(scale: str = "default", seed: int = 0, *, replications: int = 10,
                       workers: int = 60, slo_ms: float = 150.0, n_jobs: int | None = None,
                       cache=None) -> pd.DataFrame:
-    """Fig. 6's four gains (image, ``workers``, ``slo_ms``, every load of the scale, averaged
-    as the artifact's ``plot.py`` does) on ``replications`` independent arrival streams per
-    load; the policies and ModelSwitching's table are the chapter's (same seed, same cache).
-    One row per replication."""
+    """Fig. 6 (every panel of the scale, as :func:`~infsched.ramsis.experiments.fig6`) on
+    ``replications`` independent arrival streams per load, with the chapter's policies and
+    ModelSwitching tables; one row per replication with every numeric quantity of
+    :func:`~infsched.ramsis.claims.claims_fig6` (the artifact's four gains among them)."""
     _check(replications)
     sc = get_scale(scale)
-    prof = get_profile("image")
-    loads = list(sc.loads)
-    pol = policies("image", slo_ms, workers, loads, d=sc.d, n_jobs=n_jobs, cache=cache)
-    tables = {"jf": baselines.jellyfish_plus(prof, loads, workers, slo_ms),
-              "ms": ms_table("image", slo_ms, workers, loads, duration_s=sc.ms_duration_s,
-                             seed=seed, n_jobs=n_jobs, cache=cache)}
+    panels = list(dict.fromkeys([("image", float(slo_ms))] + list(sc.fig6_panels)))
     out = []
     for r in range(int(replications)):
-        acc: dict[str, dict[float, float]] = {"ramsis": {}, "jf": {}, "ms": {}}
-        for i, load in enumerate(loads):
-            key = (workers, load, slo_ms, REPLICA_KEY + r)
-            arrivals = poisson_arrivals(load / 1000.0, horizon=sc.duration_s * 1000.0,
-                                        rng=np.random.default_rng(point_seed(seed, *key)))
-            if pol.iloc[i]["feasible"]:
-                res = sim.simulate_ramsis(prof, policy_table(pol.iloc[[i]]), arrivals,
-                                          slo_ms=slo_ms, workers=workers, load_qps=load,
-                                          rng=np.random.default_rng(point_seed(seed + 1, *key)))
-                acc["ramsis"][load] = res.accuracy
-            else:
-                acc["ramsis"][load] = np.nan
-            for b, table in tables.items():
-                res = sim.simulate_central(prof, table, arrivals, slo_ms=slo_ms, workers=workers,
-                                           load_qps=load,
-                                           rng=np.random.default_rng(point_seed(seed + 1, *key)))
-                acc[b][load] = res.accuracy
-        wide = pd.DataFrame(acc)
-        g = pd.DataFrame({b: wide["ramsis"] - wide[b] for b in ("jf", "ms")})
-        out.append({"replication": r, **_stats(g)})
+        f6 = pd.concat([
+            _constant(task, slo, workers if task == "image" else TASK_WORKERS[task], sc.loads,
+                      d=sc.d, duration_s=sc.duration_s, seed=seed, r=r,
+                      ms_duration_s=sc.ms_duration_s, n_jobs=n_jobs, cache=cache).assign(task=task)
+            for task, slo in panels], ignore_index=True)
+        out.append({"replication": r,
+                    **_numbers(claims_fig6(f6, workers=workers, slo_ms=slo_ms))})
+    return pd.DataFrame(out)
+
+
+def fig11_replications(scale: str = "default", seed: int = 0, *, replications: int = 10,
+                       workers: int = 60, slo_ms: float = 150.0, n_jobs: int | None = None,
+                       cache=None) -> pd.DataFrame:
+    """Fig. 11 (RAMSIS with maximal and variable batching, the model sets of the scale) on
+    ``replications`` independent arrival streams; one row per replication with the numeric
+    quantities of :func:`~infsched.ramsis.claims.claims_fig11` (the simulated whole-queue
+    shares; the policy-state share has no run-to-run noise)."""
+    _check(replications)
+    sc = get_scale(scale)
+    out = []
+    for r in range(int(replications)):
+        f11 = pd.concat([
+            _constant(p, slo_ms, workers, sc.loads, d=sc.d, duration_s=sc.duration_s, seed=seed,
+                      r=r, methods=("ramsis",), batching=b, n_jobs=n_jobs, cache=cache)
+            .assign(batching=b, models=get_profile(p).n_models)
+            for p in sc.fig11_profiles for b in BATCHINGS], ignore_index=True)
+        c = _numbers(claims_fig11(f11))
+        out.append({"replication": r, **{q: v for q, v in c.items() if np.isfinite(v)}})
     return pd.DataFrame(out)
 
 
 def fig5_replications(scale: str = "default", seed: int = 0, *, replications: int = 10,
                       slo_ms: float = 150.0, n_jobs: int | None = None,
                       cache=None) -> pd.DataFrame:
-    """Fig. 5's four gains (image, ``slo_ms``, K = 60, 70, 80 as in the artifact, the trace of
-    the scale with its 500 ms monitor) on ``replications`` independent playbacks of the trace;
-    policies and baseline tables are the chapter's. One row per replication."""
+    """Fig. 5 (every trace panel and worker count of the scale, the 500 ms monitor) on
+    ``replications`` independent playbacks of the trace, with the chapter's policies and
+    baseline tables; one row per replication with every numeric quantity of
+    :func:`~infsched.ramsis.claims.claims_fig5` (the artifact's four gains, K = 60, 70, 80, and
+    the fewer-workers savings)."""
     _check(replications)
     sc = get_scale(scale)
-    prof = get_profile("image")
-    ks = [k for k in (60, 70, 80) if k in sc.trace_workers] or list(sc.trace_workers)
-    tables = {}
-    for K in ks:
-        loads = servable_loads(prof, K, sc.policy_loads)
-        tables[K] = {
-            "ramsis": policy_table(policies("image", slo_ms, K, loads, d=sc.d, n_jobs=n_jobs,
-                                            cache=cache)) if loads else None,
-            "jf": baselines.jellyfish_plus(prof, list(sc.policy_loads), K, slo_ms),
-            "ms": ms_table("image", slo_ms, K, sc.policy_loads, duration_s=sc.ms_duration_s,
-                           seed=seed, n_jobs=n_jobs, cache=cache)}
+    panels = list(dict.fromkeys([("image", float(slo_ms))] + list(sc.trace_panels)))
     sched = twitter_schedule(duration_s=sc.trace_duration_s)
+    tables = {}
+    for task, slo in panels:
+        prof = get_profile(task)
+        for K in sc.trace_workers:
+            loads = servable_loads(prof, K, sc.policy_loads)
+            tables[task, slo, K] = {
+                "ramsis": policy_table(policies(task, slo, K, loads, d=sc.d, n_jobs=n_jobs,
+                                                cache=cache)) if loads else None,
+                "jf": baselines.jellyfish_plus(prof, list(sc.policy_loads), K, slo),
+                "ms": ms_table(task, slo, K, sc.policy_loads, duration_s=sc.ms_duration_s,
+                               seed=seed, n_jobs=n_jobs, cache=cache)}
     out = []
     for r in range(int(replications)):
-        acc: dict[str, dict[int, float]] = {"ramsis": {}, "jf": {}, "ms": {}}
-        for K in ks:
-            key = (K, slo_ms, REPLICA_KEY + r)
+        rows = []
+        for (task, slo, K), t in tables.items():
+            prof = get_profile(task)
+            key = (K, slo, REPLICA_KEY + r)
             arrivals = piecewise_poisson_arrivals(sched, sc.trace_duration_s * 1000.0,
                                                   np.random.default_rng(point_seed(seed, *key)))
-            t = tables[K]
-            if t["ramsis"] is None:
-                acc["ramsis"][K] = np.nan
-            else:
-                acc["ramsis"][K] = sim.simulate_ramsis(
-                    prof, t["ramsis"], arrivals, slo_ms=slo_ms, workers=K,
-                    rng=np.random.default_rng(point_seed(seed + 1, *key))).accuracy
-            for b in ("jf", "ms"):
-                acc[b][K] = sim.simulate_central(
-                    prof, t[b], arrivals, slo_ms=slo_ms, workers=K,
-                    rng=np.random.default_rng(point_seed(seed + 1, *key))).accuracy
-        wide = pd.DataFrame(acc)
-        g = pd.DataFrame({b: wide["ramsis"] - wide[b] for b in ("jf", "ms")})
-        out.append({"replication": r, **_stats(g)})
+            point = dict(profile=task, slo_ms=slo, workers=K, task=task)
+            for method in METHODS:
+                lat_rng = np.random.default_rng(point_seed(seed + 1, *key))
+                if method == "ramsis" and t["ramsis"] is None:
+                    rows.append({**point, "method": method, "accuracy": np.nan, "violation": 1.0,
+                                 "served": 0})
+                    continue
+                res = (sim.simulate_ramsis(prof, t["ramsis"], arrivals, slo_ms=slo, workers=K,
+                                           rng=lat_rng) if method == "ramsis" else
+                       sim.simulate_central(prof, t[method], arrivals, slo_ms=slo, workers=K,
+                                            rng=lat_rng))
+                rows.append(_sim_row(method, res, prof, **point))
+        f5 = pd.DataFrame(rows)
+        f5["plotted"] = f5["violation"] < PLOT_VIOLATION
+        out.append({"replication": r, **_numbers(claims_fig5(f5, slo_ms=slo_ms))})
     return pd.DataFrame(out)
 
 
 def gain_noise(reps: pd.DataFrame) -> pd.DataFrame:
-    """Per quantity of :data:`GAIN_QUANTITIES`: ``sd``, the standard deviation of one run's
-    statistic over the replications (ddof = 1), ``runs``, and ``ci``, the 95 % half-width of the
-    difference between two independent runs (ours and the artifact's), ``1.96 * sqrt(2) * sd``."""
-    require(isinstance(reps, pd.DataFrame) and len(reps) >= 2
-            and all(q in reps for q in GAIN_QUANTITIES), "reps", type(reps).__name__,
-            "must be a frame of at least two replications with the four gain columns")
-    sd = reps[list(GAIN_QUANTITIES)].std(ddof=1)
-    return pd.DataFrame({"sd": sd, "runs": len(reps), "ci": 1.96 * math.sqrt(2.0) * sd})
+    """Per numeric quantity of the replications (every column but ``replication``): ``sd``, the
+    standard deviation of one run's number over the replications (ddof = 1), ``runs``,
+    ``ci_ours``, our 95 % half-width ``1.96 sd``, and ``ci``, the 95 % half-width of the
+    difference between two independent runs of the same simulation (ours and the artifact's),
+    ``1.96 * sqrt(2) * sd``."""
+    cols = [c for c in getattr(reps, "columns", []) if c != "replication"]
+    require(isinstance(reps, pd.DataFrame) and len(reps) >= 2 and cols, "reps",
+            type(reps).__name__, "must be a frame of at least two replications (one row each) "
+            "with at least one quantity")
+    sd = reps[cols].std(ddof=1)
+    return pd.DataFrame({"sd": sd, "runs": len(reps), "ci_ours": 1.96 * sd,
+                         "ci": 1.96 * math.sqrt(2.0) * sd})
