@@ -25,23 +25,27 @@ replication whose extra seed coordinate is dropped is the chapter's own run, num
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from infsched.errors import require
-from infsched.sweep import point_seed
+from infsched.store import results_version
+from infsched.sweep import point_seed, run_sweep
 from infsched.workload import piecewise_poisson_arrivals, poisson_arrivals
-from infsched.ramsis import baselines, sim
+from infsched.ramsis import baselines, points, sim
 from infsched.ramsis.claims import claims_fig11, claims_fig5, claims_fig6
 from infsched.ramsis.model_sets import get_profile
 from infsched.ramsis.points import _sim_row, ms_table, policies, policy_table, servable_loads
 from infsched.ramsis.scales import BATCHINGS, METHODS, PLOT_VIOLATION, TASK_WORKERS, get_scale
 from infsched.ramsis.trace import twitter_schedule
 
-__all__ = ["GAIN_QUANTITIES", "REPLICATIONS", "REPLICA_KEY", "fig6_replications",
-           "fig5_replications", "fig11_replications", "gain_noise"]
+__all__ = ["GAIN_QUANTITIES", "REPLICATIONS", "REPLICA_KEY", "fig5_replica", "fig5_replications",
+           "fig6_replica", "fig6_replications", "fig11_replica", "fig11_replications", "gain_noise"]
 
 #: the artifact's four printed statistics, as ``data/paper/ramsis.csv`` names them
 GAIN_QUANTITIES = ("ramsis_minus_jf_mean", "ramsis_minus_jf_max", "ramsis_minus_ms_mean",
@@ -105,61 +109,97 @@ def _constant(profile: str, slo_ms: float, workers: int, loads, *, d: int, durat
     return df
 
 
+#: the outer call's processes and cache, read by the replication points it runs in its own
+#: process (n_jobs=1): they stay out of the points' keys, so a stored replication is found
+#: whatever cache folder computed it
+_CTX: dict = {"n_jobs": None, "cache": None}
+
+
+@contextlib.contextmanager
+def _context(n_jobs, cache):
+    saved = dict(_CTX)
+    _CTX.update(n_jobs=n_jobs, cache=cache)
+    try:
+        yield
+    finally:
+        _CTX.update(saved)
+
+
+def _version() -> str:
+    """The replication points' sweep-cache version: this module, the claims and every source a
+    policy or a simulation of :mod:`~infsched.ramsis.points` depends on."""
+    here = Path(__file__).resolve().parent
+    digest = hashlib.sha256(points._code_version().encode())
+    for name in ("replicate.py", "claims.py", "trace.py", "scales.py"):
+        digest.update((here / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _sweep(fn, scale: str, seed: int, replications: int, n_jobs, cache, **fixed) -> pd.DataFrame:
+    """One replication per sweep point, each a row; run in this process (the points' own sweeps
+    use ``n_jobs``), cached, and stored at paper scale (:mod:`infsched.store`)."""
+    _check(replications)
+    grid = [dict(scale=scale, seed=int(seed), r=r, **fixed) for r in range(int(replications))]
+    with _context(n_jobs, cache):
+        df = run_sweep(fn, grid, cache_dir=cache, n_jobs=1, version=_version())
+    return df.drop(columns=list(grid[0])).reset_index(drop=True)
+
+
+@results_version(1)
+def fig6_replica(scale: str, seed: int, r: int, workers: int, slo_ms: float) -> dict:
+    """Replication ``r`` of Fig. 6 (every panel of the scale, as
+    :func:`~infsched.ramsis.experiments.fig6`) on its own arrival streams, with the chapter's
+    policies and ModelSwitching tables: every numeric quantity of
+    :func:`~infsched.ramsis.claims.claims_fig6` (the artifact's four gains among them)."""
+    sc = get_scale(scale)
+    panels = list(dict.fromkeys([("image", float(slo_ms))] + list(sc.fig6_panels)))
+    f6 = pd.concat([
+        _constant(task, slo, workers if task == "image" else TASK_WORKERS[task], sc.loads,
+                  d=sc.d, duration_s=sc.duration_s, seed=seed, r=r,
+                  ms_duration_s=sc.ms_duration_s, n_jobs=_CTX["n_jobs"], cache=_CTX["cache"])
+        .assign(task=task)
+        for task, slo in panels], ignore_index=True)
+    return {"replication": r, **_numbers(claims_fig6(f6, workers=workers, slo_ms=slo_ms))}
+
+
 def fig6_replications(scale: str = "default", seed: int = 0, *, replications: int = 10,
                       workers: int = 60, slo_ms: float = 150.0, n_jobs: int | None = None,
                       cache=None) -> pd.DataFrame:
-    """Fig. 6 (every panel of the scale, as :func:`~infsched.ramsis.experiments.fig6`) on
-    ``replications`` independent arrival streams per load, with the chapter's policies and
-    ModelSwitching tables; one row per replication with every numeric quantity of
-    :func:`~infsched.ramsis.claims.claims_fig6` (the artifact's four gains among them)."""
-    _check(replications)
+    """Fig. 6 on ``replications`` independent arrival streams per load (:func:`fig6_replica`);
+    one row per replication."""
+    return _sweep(fig6_replica, scale, seed, replications, n_jobs, cache, workers=int(workers),
+                  slo_ms=float(slo_ms))
+
+
+@results_version(1)
+def fig11_replica(scale: str, seed: int, r: int, workers: int, slo_ms: float) -> dict:
+    """Replication ``r`` of Fig. 11 (RAMSIS with maximal and variable batching, the model sets
+    of the scale): the numeric quantities of :func:`~infsched.ramsis.claims.claims_fig11` (the
+    simulated whole-queue shares; the policy-state share has no run-to-run noise)."""
     sc = get_scale(scale)
-    panels = list(dict.fromkeys([("image", float(slo_ms))] + list(sc.fig6_panels)))
-    out = []
-    for r in range(int(replications)):
-        f6 = pd.concat([
-            _constant(task, slo, workers if task == "image" else TASK_WORKERS[task], sc.loads,
-                      d=sc.d, duration_s=sc.duration_s, seed=seed, r=r,
-                      ms_duration_s=sc.ms_duration_s, n_jobs=n_jobs, cache=cache).assign(task=task)
-            for task, slo in panels], ignore_index=True)
-        out.append({"replication": r,
-                    **_numbers(claims_fig6(f6, workers=workers, slo_ms=slo_ms))})
-    return pd.DataFrame(out)
+    f11 = pd.concat([
+        _constant(p, slo_ms, workers, sc.loads, d=sc.d, duration_s=sc.duration_s, seed=seed,
+                  r=r, methods=("ramsis",), batching=b, n_jobs=_CTX["n_jobs"], cache=_CTX["cache"])
+        .assign(batching=b, models=get_profile(p).n_models)
+        for p in sc.fig11_profiles for b in BATCHINGS], ignore_index=True)
+    c = _numbers(claims_fig11(f11))
+    return {"replication": r, **{q: v for q, v in c.items() if np.isfinite(v)}}
 
 
 def fig11_replications(scale: str = "default", seed: int = 0, *, replications: int = 10,
                        workers: int = 60, slo_ms: float = 150.0, n_jobs: int | None = None,
                        cache=None) -> pd.DataFrame:
-    """Fig. 11 (RAMSIS with maximal and variable batching, the model sets of the scale) on
-    ``replications`` independent arrival streams; one row per replication with the numeric
-    quantities of :func:`~infsched.ramsis.claims.claims_fig11` (the simulated whole-queue
-    shares; the policy-state share has no run-to-run noise)."""
-    _check(replications)
-    sc = get_scale(scale)
-    out = []
-    for r in range(int(replications)):
-        f11 = pd.concat([
-            _constant(p, slo_ms, workers, sc.loads, d=sc.d, duration_s=sc.duration_s, seed=seed,
-                      r=r, methods=("ramsis",), batching=b, n_jobs=n_jobs, cache=cache)
-            .assign(batching=b, models=get_profile(p).n_models)
-            for p in sc.fig11_profiles for b in BATCHINGS], ignore_index=True)
-        c = _numbers(claims_fig11(f11))
-        out.append({"replication": r, **{q: v for q, v in c.items() if np.isfinite(v)}})
-    return pd.DataFrame(out)
+    """Fig. 11 on ``replications`` independent arrival streams (:func:`fig11_replica`); one row
+    per replication."""
+    return _sweep(fig11_replica, scale, seed, replications, n_jobs, cache, workers=int(workers),
+                  slo_ms=float(slo_ms))
 
 
-def fig5_replications(scale: str = "default", seed: int = 0, *, replications: int = 10,
-                      slo_ms: float = 150.0, n_jobs: int | None = None,
-                      cache=None) -> pd.DataFrame:
-    """Fig. 5 (every trace panel and worker count of the scale, the 500 ms monitor) on
-    ``replications`` independent playbacks of the trace, with the chapter's policies and
-    baseline tables; one row per replication with every numeric quantity of
-    :func:`~infsched.ramsis.claims.claims_fig5` (the artifact's four gains, K = 60, 70, 80, and
-    the fewer-workers savings)."""
-    _check(replications)
+def _fig5_tables(scale: str, seed: int, slo_ms: float) -> dict:
+    """Every trace panel's policy and baseline tables (from the chapter's cached sweeps)."""
     sc = get_scale(scale)
     panels = list(dict.fromkeys([("image", float(slo_ms))] + list(sc.trace_panels)))
-    sched = twitter_schedule(duration_s=sc.trace_duration_s)
+    n_jobs, cache = _CTX["n_jobs"], _CTX["cache"]
     tables = {}
     for task, slo in panels:
         prof = get_profile(task)
@@ -171,30 +211,46 @@ def fig5_replications(scale: str = "default", seed: int = 0, *, replications: in
                 "jf": baselines.jellyfish_plus(prof, list(sc.policy_loads), K, slo),
                 "ms": ms_table(task, slo, K, sc.policy_loads, duration_s=sc.ms_duration_s,
                                seed=seed, n_jobs=n_jobs, cache=cache)}
-    out = []
-    for r in range(int(replications)):
-        rows = []
-        for (task, slo, K), t in tables.items():
-            prof = get_profile(task)
-            key = (K, slo, REPLICA_KEY + r)
-            arrivals = piecewise_poisson_arrivals(sched, sc.trace_duration_s * 1000.0,
-                                                  np.random.default_rng(point_seed(seed, *key)))
-            point = dict(profile=task, slo_ms=slo, workers=K, task=task)
-            for method in METHODS:
-                lat_rng = np.random.default_rng(point_seed(seed + 1, *key))
-                if method == "ramsis" and t["ramsis"] is None:
-                    rows.append({**point, "method": method, "accuracy": np.nan, "violation": 1.0,
-                                 "served": 0})
-                    continue
-                res = (sim.simulate_ramsis(prof, t["ramsis"], arrivals, slo_ms=slo, workers=K,
-                                           rng=lat_rng) if method == "ramsis" else
-                       sim.simulate_central(prof, t[method], arrivals, slo_ms=slo, workers=K,
-                                            rng=lat_rng))
-                rows.append(_sim_row(method, res, prof, **point))
-        f5 = pd.DataFrame(rows)
-        f5["plotted"] = f5["violation"] < PLOT_VIOLATION
-        out.append({"replication": r, **_numbers(claims_fig5(f5, slo_ms=slo_ms))})
-    return pd.DataFrame(out)
+    return tables
+
+
+@results_version(1)
+def fig5_replica(scale: str, seed: int, r: int, slo_ms: float) -> dict:
+    """Replication ``r`` of Fig. 5 (every trace panel and worker count of the scale, the 500 ms
+    monitor) on its own playback of the trace, with the chapter's policies and baseline tables:
+    every numeric quantity of :func:`~infsched.ramsis.claims.claims_fig5` (the artifact's four
+    gains, K = 60, 70, 80, and the fewer-workers savings)."""
+    sc = get_scale(scale)
+    sched = twitter_schedule(duration_s=sc.trace_duration_s)
+    rows = []
+    for (task, slo, K), t in _fig5_tables(scale, seed, slo_ms).items():
+        prof = get_profile(task)
+        key = (K, slo, REPLICA_KEY + r)
+        arrivals = piecewise_poisson_arrivals(sched, sc.trace_duration_s * 1000.0,
+                                              np.random.default_rng(point_seed(seed, *key)))
+        point = dict(profile=task, slo_ms=slo, workers=K, task=task)
+        for method in METHODS:
+            lat_rng = np.random.default_rng(point_seed(seed + 1, *key))
+            if method == "ramsis" and t["ramsis"] is None:
+                rows.append({**point, "method": method, "accuracy": np.nan, "violation": 1.0,
+                             "served": 0})
+                continue
+            res = (sim.simulate_ramsis(prof, t["ramsis"], arrivals, slo_ms=slo, workers=K,
+                                       rng=lat_rng) if method == "ramsis" else
+                   sim.simulate_central(prof, t[method], arrivals, slo_ms=slo, workers=K,
+                                        rng=lat_rng))
+            rows.append(_sim_row(method, res, prof, **point))
+    f5 = pd.DataFrame(rows)
+    f5["plotted"] = f5["violation"] < PLOT_VIOLATION
+    return {"replication": r, **_numbers(claims_fig5(f5, slo_ms=slo_ms))}
+
+
+def fig5_replications(scale: str = "default", seed: int = 0, *, replications: int = 10,
+                      slo_ms: float = 150.0, n_jobs: int | None = None,
+                      cache=None) -> pd.DataFrame:
+    """Fig. 5 on ``replications`` independent playbacks of the trace (:func:`fig5_replica`);
+    one row per replication."""
+    return _sweep(fig5_replica, scale, seed, replications, n_jobs, cache, slo_ms=float(slo_ms))
 
 
 def gain_noise(reps: pd.DataFrame) -> pd.DataFrame:
