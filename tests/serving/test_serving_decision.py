@@ -117,3 +117,15 @@ def test_an_accuracy_target_with_a_floor_on_time():
     assert floored["recommended"].iloc[0] == "none"
     assert recommend(runs, (74.0,), constraint="accuracy_served", objective="attainment",
                      floor=0.99)["recommended"].iloc[0] == "RAMSIS"
+
+
+def test_the_twitter_interval_is_a_checked_parameter(tmp_path):
+    from infsched.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^interval_s = 0"):
+        ex.load_sweep("smoke", 0, workloads=("twitter",), loads=(0.5,), contenders=("fastest",),
+                      interval_s=0, cache=tmp_path)
+    # real time: ten seconds per interval, five times the queries of two
+    a = ex.arrivals("twitter", 100.0, 0, np.random.default_rng(0), interval_s=10.0)
+    b = ex.arrivals("twitter", 100.0, 0, np.random.default_rng(0), interval_s=2.0)
+    assert a.size / b.size == pytest.approx(5.0, rel=0.05)

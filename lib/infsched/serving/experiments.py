@@ -189,11 +189,14 @@ def _system(profile, K, slo_ms):
 def load_sweep(scale: str = "default", seed: int = 0, *, workloads: Sequence[str] = WORKLOADS,
                slo_ms: float = 150.0, K: int = 60, profile: str = "ramsis-image",
                a_star: float = 76.0, contenders: Sequence[str] = CONTENDERS, loads=None,
-               service: str = "deterministic", workers: int | None = None, cache=None) -> pd.DataFrame:
+               service: str = "deterministic", workers: int | None = None, cache=None,
+               interval_s: float | None = None) -> pd.DataFrame:
     """Every contender at its default knob (plans for the SLO it is judged on; TAD at
     ``a_star``) over the scale's loads, per workload and seed: one row per run. ``service``:
     ``"deterministic"`` (``l(m, b)``, the profile's p95) or ``"jitter"`` (each batch drawn from
-    the profile's measured spread; the contenders still plan with ``l(m, b)``)."""
+    the profile's measured spread; the contenders still plan with ``l(m, b)``). ``interval_s``:
+    how long each ten-second interval of the Twitter trace lasts (None: the scale's; 10: real
+    time)."""
     s = get_scale(scale)
     _system(profile, K, slo_ms)
     for w in workloads:
@@ -203,8 +206,12 @@ def load_sweep(scale: str = "default", seed: int = 0, *, workloads: Sequence[str
         ServingConfig(load_zoo(profile), workers=int(K), slo_ms=slo_ms, service=service)
     runs = tuple((c, 1.0, float(a_star)) for c in _entries(contenders))
     loads = _loads(loads, s.loads)
+    if interval_s is None:
+        interval_s = s.twitter_interval_s
+    require(isinstance(interval_s, (int, float)) and np.isfinite(interval_s) and interval_s > 0,
+            "interval_s", interval_s, "must be a number of seconds > 0")
     points = [dict(workload=w, load=float(r), slo_ms=float(slo_ms), n=s.n, workers=int(K),
-                   profile=str(profile), runs=runs, interval_s=s.twitter_interval_s, scale=scale,
+                   profile=str(profile), runs=runs, interval_s=float(interval_s), scale=scale,
                    seed=point_seed(seed, WORKLOADS.index(w), r, slo_ms, k),
                    **({} if service == "deterministic" else {"service": service}))
               for w in workloads for r in loads for k in range(s.seeds)]
