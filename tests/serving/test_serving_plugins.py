@@ -120,3 +120,12 @@ def test_bad_user_policies_fail_clearly():
     plugins.register(plugins.UserPolicy("too-big", too_big))
     with pytest.raises(ConfigError, match=r"^policy = 'too-big': select returned an invalid"):
         simulate(ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="too-big"), 200, load=0.5)
+
+
+@pytest.mark.parametrize("routing", ["jiq", "random", "round-robin"])
+def test_user_policy_routes_as_the_built_in_routings(routing):
+    name = f"fast-{routing}"
+    plugins.register(plugins.UserPolicy(name, njit(fastest), queue="per-worker", routing=routing, max_batch=1))
+    a = simulate(ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="fastest", routing=routing), 5000, load=0.6, seed=2)
+    b = simulate(ServingConfig(ZOO, workers=K, slo_ms=SLO, policy=name), 5000, load=0.6, seed=2)
+    _same(a, b)
