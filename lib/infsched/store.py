@@ -406,6 +406,22 @@ def read_points(name: str, root: Path | None = None) -> dict[str, Entry]:
     return out
 
 
+def _index(name: str, root: Path | None = None) -> dict[str, str]:
+    """The function's stored points as raw JSON lines by key (decoded only when served: a
+    sweep that misses its cache looks here first, and most of what is stored is never read by
+    it). Each line starts with its key (:meth:`Entry.to_json`)."""
+    path = _points_dir(root) / f"{name}.jsonl"
+    out: dict[str, str] = {}
+    if not path.exists():
+        return out
+    prefix = '{"key":"'
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith(prefix):
+                out[line[len(prefix):line.index('"', len(prefix))]] = line
+    return out
+
+
 def write_points(name: str, entries: Mapping[str, Entry], root: Path | None = None) -> None:
     """Write the function's points (sorted by key, one JSON line each) atomically; none: remove."""
     folder = _points_dir(root)
@@ -432,7 +448,7 @@ def _atomic_write(path: Path, text: str) -> None:
 
 # --------------------------------------------------------------------------- serving
 
-_LOADED: dict[tuple[str, str], dict[str, Entry]] = {}
+_LOADED: dict[tuple[str, str], dict[str, str]] = {}
 #: the entries served in this process: (fn, key) -> provenance; read by page_note
 _SERVED: dict[tuple[str, str], dict[str, Any]] = {}
 #: points this process computed or took from its own cache while the book rendered from the store
@@ -455,12 +471,17 @@ def lookup(fn: Callable[..., Any], point: Mapping[str, Any], version: str = "") 
         return None
     name = fn_name(fn)
     root = str(store_dir())
-    entries = _LOADED.get((root, name))
-    if entries is None:
-        entries = _LOADED[(root, name)] = read_points(name)
-    e = entries.get(store_key(name, point, rv))
-    if e is None:
+    lines = _LOADED.get((root, name))
+    if lines is None:
+        lines = _LOADED[(root, name)] = _index(name)
+    line = lines.get(store_key(name, point, rv))
+    if line is None:
         return None
+    try:
+        e = Entry.from_json(line)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"results store: {name}: a stored point does not load ({exc}); "
+                          "rebuild it with `infsched results build`") from None
     prov = dict(e.provenance)
     prov["same_code"] = bool(version) and prov.get("code_version") == version
     _SERVED[(name, e.key)] = prov
@@ -535,7 +556,7 @@ def status(chapter: str, root: Path | None = None) -> dict[str, Any] | None:
         if want is None or have != want:
             stale.append(f"{name} (results version {have} stored, {want} now)")
             continue
-        stored = read_points(name, root)
+        stored = _index(name, root)
         absent += sum(1 for k in keys if k not in stored)
     return {**{k: v for k, v in m.items() if k != "points"},
             "n_points": sum(len(v) for v in m.get("points", {}).values()),
