@@ -44,7 +44,8 @@ LABELS: dict[str, str] = {
 #: the λ-planned contenders that re-plan per load level (a 500 ms load monitor, as in RAMSIS)
 REPLANNING = ("ramsis", "jellyfish+", "modelswitching")
 #: variants planned once, for the stream's mean rate: what re-planning buys (not in the sweeps)
-MEAN_PLANNED: dict[str, str] = {"ramsis@mean": "RAMSIS (mean λ)", "jellyfish+@mean": "Jellyfish+ (mean λ)"}
+MEAN_PLANNED: dict[str, str] = {"ramsis@mean": "RAMSIS (mean λ)", "jellyfish+@mean": "Jellyfish+ (mean λ)",
+                                 "modelswitching@mean": "ModelSwitching (mean λ)"}
 #: the contenders from the TAD paper: server classes from :func:`tad_split`, knob a*
 TAD_CONTENDERS = ("tad", "tad-batch", "tad-op", "r-jiq")
 CONTENDERS: tuple[str, ...] = tuple(LABELS)
@@ -237,6 +238,9 @@ def contender_config(name: str, zoo: Zoo, workers: int, slo_ms: float, *, rate_q
             cap = int(np.flatnonzero(fits).max() + 1) if fits.any() else 1
         return ServingConfig(zoo, policy="tad", a_star=a_star, worker_models=wm, max_batch=cap,
                              **common)
+    if name == "modelswitching@mean":  # its search once, at the mean rate
+        model, cap = model_switching_choice(zoo, workers, slo_ms, rate_qps, sc.ms_queries)
+        return ServingConfig(zoo, policy="fcfs", model=model, max_batch=cap, **common)
     model, cap = jellyfish_choice(zoo, workers, slo_ms, rate_qps)  # jellyfish+@mean
     return ServingConfig(zoo, policy="fcfs", model=model, max_batch=cap, **common)
 

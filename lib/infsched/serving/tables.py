@@ -253,9 +253,10 @@ def served_capacity(summary: pd.DataFrame, attainment: float = 0.99) -> pd.DataF
 
 def replanning_table(summary: pd.DataFrame, value: str = "attainment") -> pd.DataFrame:
     """Re-planning per load level against planning once for the mean rate: ``value`` (with its
-    95 % half-width where there is one) of RAMSIS and Jellyfish+ and of their ``@mean``
+    95 % half-width where there is one) of RAMSIS, Jellyfish+ and ModelSwitching and of their ``@mean``
     variants, one row per (workload, load). ``summary`` is :func:`with_ci` of runs holding both."""
-    names = ["ramsis", "ramsis@mean", "jellyfish+", "jellyfish+@mean"]
+    names = ["ramsis", "ramsis@mean", "jellyfish+", "jellyfish+@mean", "modelswitching",
+             "modelswitching@mean"]
     d = summary[summary["contender"].isin(names)]
     hw = f"{value}_halfwidth"
     cell = d[value].map(lambda v: f"{v:.3f}")
