@@ -17,6 +17,7 @@ from ..errors import one_of, require
 from ..profiles import PROFILE_NAMES, pareto_mask
 from ..workload import poisson_arrivals
 from .config import ServingConfig
+from .labels import CONTENDERS, LABELS, MEAN_PLANNED
 from .scales import get_scale
 from .sim import DEADLINE_TOL_MS, simulate
 from .zoo import Zoo
@@ -25,31 +26,10 @@ __all__ = ["LABELS", "CONTENDERS", "TAD_CONTENDERS", "REPLANNING", "MEAN_PLANNED
            "rjiq_split", "jellyfish_choice", "ramsis_policy", "model_switching_choice",
            "contender_config", "judge"]
 
-#: contender -> its display name (also its plotting style key)
-LABELS: dict[str, str] = {
-    "most-accurate": "most-accurate",
-    "fastest": "fastest",
-    "slack-accurate": "slack-accurate",
-    "batch-greedy": "batch-greedy",
-    "tad": "TAD",
-    "tad-batch": "TAD+batching",
-    "tad-op": "TAD-OP",
-    "r-jiq": "R-JIQ",
-    "ramsis": "RAMSIS",
-    "jellyfish+": "Jellyfish+",
-    "modelswitching": "ModelSwitching",
-    "flex": "FLEX",
-    "flex-np": "FLEX-NP",
-}
 #: the λ-planned contenders that re-plan per load level (a 500 ms load monitor, as in RAMSIS)
 REPLANNING = ("ramsis", "jellyfish+", "modelswitching")
-#: variants planned once, for the stream's mean rate: what re-planning buys (not in the sweeps)
-MEAN_PLANNED: dict[str, str] = {"ramsis@mean": "RAMSIS (mean λ)", "jellyfish+@mean": "Jellyfish+ (mean λ)",
-                                 "modelswitching@mean": "ModelSwitching (mean λ)"}
 #: the contenders from the TAD paper: server classes from :func:`tad_split`, knob a*
 TAD_CONTENDERS = ("tad", "tad-batch", "tad-op", "r-jiq")
-CONTENDERS: tuple[str, ...] = tuple(LABELS)
-LABELS.update(MEAN_PLANNED)
 
 
 def tad_split(zoo: Zoo, workers: int, a_star: float, slo_ms: float) -> tuple[str, ...]:

@@ -119,7 +119,7 @@ def _code_version() -> str:
     here = Path(__file__).resolve().parent
     digest = hashlib.sha256()
     for name in ("config.py", "engine.py", "policies.py", "sim.py", "zoo.py", "flex.py", "scales.py",
-                 "streams.py", "contenders.py", "experiments.py", "plugins.py"):
+                 "streams.py", "labels.py", "contenders.py", "experiments.py", "plugins.py"):
         digest.update((here / name).read_bytes())
     return digest.hexdigest()[:16]
 

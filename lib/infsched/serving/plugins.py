@@ -52,6 +52,7 @@ from numba import njit
 
 from ..des import heap_pop, heap_push
 from ..errors import ConfigError, one_of, require
+from .labels import LABELS
 from .policies import (POLICIES, ROUTE_ROUND_ROBIN, ROUTINGS, SELECT_USER, SERVICE_EXPONENTIAL,
                        SERVICE_JITTER, TAD_FAMILY, Policy, route)
 
@@ -140,8 +141,6 @@ def register(p: UserPolicy) -> UserPolicy:
         return old
     require(p.name not in POLICIES or POLICIES[p.name].select == SELECT_USER, "name", p.name,
             "is a built-in policy's name; choose another")
-    from .contenders import LABELS
-
     require(p.name not in LABELS or p.name in _REGISTRY, "name", p.name,
             "is a built-in contender's name; choose another")
     _REGISTRY[p.name] = p
