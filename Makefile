@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: book book-default test bench clean venv
+.PHONY: book book-default _render test bench clean venv
 
 venv: $(STAMP)
 
