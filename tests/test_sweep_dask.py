@@ -250,8 +250,8 @@ def test_cache_folder_the_workers_cannot_see(tmp_path, monkeypatch):
 
     task = sweep._dask_task
 
-    def worker_without_the_folder(fn, point, path, record):
-        return task(fn, point, None, record)
+    def worker_without_the_folder(fn, point, path, record, version=""):
+        return task(fn, point, None, record, version)
 
     c, cache = tmp_path / "calls", tmp_path / "cache"
     monkeypatch.setattr(sweep, "_dask_task", worker_without_the_folder)
