@@ -25,6 +25,7 @@ GRID = [dict(policy=p, n=4, a_star=76.0, rho=0.5, service="exp", n_jobs=4000, se
     {"a": 1.0, "b": float("nan"), "c": float("-inf"), "d": None, "e": True, "f": "x"},
     {"a": np.float64(0.1), "b": np.int32(3), "c": np.bool_(True), "d": (1, 2.5, "z")},
     {"arr": np.arange(6, dtype=np.int16).reshape(2, 3), "f": np.array([0.1, np.nan, 1e300])},
+    {"policy": np.full((33, 101), -1, dtype=np.int32), "big": np.linspace(0, 1, 5000)},
     {1: "int key", (2, 3): [1, {"$odd": 2}]},
     pd.DataFrame({"x": [1, 2], "y": [0.1, np.nan], "s": ["a", None], "b": [True, False],
                   "o": [(1, 2), {"k": 1}]}),

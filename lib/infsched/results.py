@@ -60,16 +60,20 @@ RTOL, ATOL = 1e-9, 1e-12
 
 
 def recompute(entry: store.Entry) -> list[str]:
-    """Recompute one stored point with the current code (no cache, no store) and list where it
+    """Recompute one stored point with the current code (no cache) and list where it
     differs from the stored value beyond float round-off (empty: it agrees). The function's
     ``volatile`` fields are not compared; a changed results version is itself a difference."""
     fn = store.resolve(entry.fn)
     if store.version_of(fn) != entry.results_version:
         return [f"results version {entry.results_version} stored, {store.version_of(fn)} now"]
-    # nested sweeps must compute, not read the store or a cache back
+    # the point itself is computed (not looked up); a sweep nested in it (RAMSIS's replications
+    # read their policies through one) reads the store as the chapter did, never a local cache:
+    # each stored input is checked in its own right when the sample draws it, and the recorded
+    # CPU seconds, which budget the sample, are the point's own work
     saved = {k: os.environ.get(k) for k in (store.STORE_ENV, "INFSCHED_CACHE", store.RECORD_ENV)}
     with tempfile.TemporaryDirectory(prefix="infsched-recompute-") as tmp:
-        os.environ.update({store.STORE_ENV: "off", "INFSCHED_CACHE": tmp})
+        os.environ.update({"INFSCHED_CACHE": tmp})
+        os.environ.pop(store.STORE_ENV, None)
         os.environ.pop(store.RECORD_ENV, None)
         try:
             value = _compute(fn, dict(entry.params))

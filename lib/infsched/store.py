@@ -47,6 +47,7 @@ import os
 import platform
 import random
 import tempfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
@@ -62,6 +63,8 @@ __all__ = ["Entry", "book_scale", "commit_records", "decode", "encode", "load_ma
 
 #: the JSON layout of an entry; bumped only when the layout changes
 STORE_FORMAT = 1
+#: numeric arrays larger than this many bytes are stored zlib-compressed (exact, like the rest)
+ZLIB_ABOVE = 1024
 #: environment: ``off`` disables serving from the store
 STORE_ENV = "INFSCHED_STORE"
 #: environment: a folder where run_sweep appends a record of every point it returns (set by build)
@@ -144,6 +147,9 @@ def encode(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "biuf":
             raw = np.ascontiguousarray(value).tobytes()
+            if len(raw) > ZLIB_ABOVE:  # RAMSIS's policy tables: 40 MB as base64, 0.6 MB zlib'd
+                return {"$nd": value.dtype.str, "shape": list(value.shape),
+                        "z64": base64.b64encode(zlib.compress(raw, 9)).decode()}
             return {"$nd": value.dtype.str, "shape": list(value.shape),
                     "b64": base64.b64encode(raw).decode()}
         if value.dtype.kind in "OU":
@@ -204,6 +210,9 @@ def decode(obj: Any) -> Any:
         dt, shape = np.dtype(obj["$nd"]), tuple(obj["shape"])
         if "b64" in obj:
             return np.frombuffer(base64.b64decode(obj["b64"]), dtype=dt).reshape(shape).copy()
+        if "z64" in obj:
+            raw = zlib.decompress(base64.b64decode(obj["z64"]))
+            return np.frombuffer(raw, dtype=dt).reshape(shape).copy()
         arr = np.empty(len(obj["items"]), dtype=dt)
         arr[:] = [decode(v) for v in obj["items"]] if dt.kind == "O" else [decode(v) for v in obj["items"]]
         return arr.reshape(shape)
