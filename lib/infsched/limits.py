@@ -157,15 +157,16 @@ PAPER_S: dict[str, tuple[float, float, str]] = {
     "tad": (18 * 60, 36 * 60,
             "2,141 CPU s measured from an empty cache by infsched results build (2026-11-26, "
             "README): at least 18 min on 2 idle cores, 36 min on one"),
-    "ramsis": (29 * 60, 33 * 60,
-               "24 min measured before Table 2's 60-model cells were solved and Fig. 11 gained the "
-               "60-model set, plus about 7 min estimated for those"),
-    "kvcache": (3.5 * 3600, 4.5 * 3600,
-                "Fig. 2's 200 trials per model at about 50 CPU s each, measured on sampled trials, "
-                "and its readings; estimated, not run end to end"),
-    "kairos": (6 * 60, 8 * 60, "every table with 20,000 queries per run: 7 min measured (README), before later changes to the chapter"),
-    "shepherd": (5 * 60, 6 * 60, "three seeds of 10 simulated seconds on 46,000 streams: 5.5 min "
-                 "measured (README), before later changes to the chapter"),
+    "ramsis": (16 * 60, 32 * 60,
+               "1,891 CPU s measured from an empty cache by infsched results build (2026-11-26, "
+               "README): at least 16 min on 2 idle cores, 32 min on one; 4.8 GB peak"),
+    "kvcache": (1.25 * 3600, 2.5 * 3600,
+                "about 2.5 CPU-hours: Fig. 2's 400 trials and readings at 15-19 CPU s each, measured "
+                "on sampled paper-size trials (2026-11-26); estimated, not run end to end"),
+    "kairos": (6 * 60, 12 * 60, "714 CPU s measured from an empty cache by infsched results "
+               "build (2026-11-26, README): at least 6 min on 2 idle cores, 12 min on one"),
+    "shepherd": (5 * 60, 10 * 60, "573 CPU s measured from an empty cache by infsched results "
+                 "build (2026-11-26, README): at least 5 min on 2 idle cores, 10 min on one"),
     "headtohead": (10 * 224.0 / 2, 36 * 224.0,
                    "derived from the scale settings, not measured: 5x the queries per run, 2x the "
                    "seeds, 1.2-2x the loads and up to 1.8x the knob settings of the default scale "
