@@ -97,10 +97,11 @@ def headline_lines(chapter: str, card: pd.DataFrame) -> list[str]:
 
 def glue_headlines(chapter: str, card: pd.DataFrame, scale: str) -> str:
     """Glue ``<chapter>_headlines`` (markdown, not displayed) for the front page; returns it."""
-    from IPython.display import Markdown
     from myst_nb import glue
+
+    from .store import GluedMarkdown
 
     lines = headline_lines(chapter, card)
     text = "\n".join(lines) if lines else f"(no headline claim is computed at the `{scale}` scale)"
-    glue(f"{chapter}_headlines", Markdown(text), display=False)
+    glue(f"{chapter}_headlines", GluedMarkdown(text), display=False)  # pasted on the front page
     return text

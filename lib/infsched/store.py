@@ -766,12 +766,30 @@ def sample_entries(budget_cpu_s: float, seed: int = 0, root: Path | None = None)
     return out
 
 
+class GluedMarkdown:
+    """A markdown text to glue: markdown where its own page pastes it (``{glue:md}``), HTML where
+    another page does (``{glue:any}`` with ``:doc:``, which pastes a rich output, not markdown)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def _repr_markdown_(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        from markdown_it import MarkdownIt
+
+        return MarkdownIt("commonmark").render(self.text)
+
+    def __repr__(self) -> str:
+        return self.text
+
+
 def glue_provenance(chapter: str, scale: str) -> str:
-    """Glue :func:`page_note` as ``<chapter>_provenance`` (markdown, not displayed), for the
-    note at the top of the chapter and for the scorecard; returns the note."""
-    from IPython.display import Markdown
+    """Glue :func:`page_note` as ``<chapter>_provenance`` (not displayed), for the note at the
+    top of the chapter and for the scorecard; returns the note."""
     from myst_nb import glue
 
     note = page_note(chapter, scale)
-    glue(f"{chapter}_provenance", Markdown(note), display=False)
+    glue(f"{chapter}_provenance", GluedMarkdown(note), display=False)
     return note
