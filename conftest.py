@@ -27,7 +27,9 @@ points ``INFSCHED_CACHE`` at a fresh temporary folder, so no notebook or test re
 sweep cache. The folder is one for the whole run, shared by the xdist workers (the cache is safe
 under concurrent writers, see tests/test_sweep_dask.py): a sweep point that a chapter's nbval run
 computed is read, not recomputed, by the book build test, and the other way round.
-``INFSCHED_FIGURES`` is unset so figures are not written anywhere.
+``INFSCHED_FIGURES`` is unset so figures are not written anywhere, and ``INFSCHED_STORE=off``
+keeps the committed results store from serving a point a test means to compute (the store's
+own tests turn it back on).
 
 With xdist, files are handed to the two workers longest first (``_SLOW_FILES``, then collection
 order). xdist would otherwise order them by their number of tests, which sent the book build (3
@@ -79,6 +81,9 @@ def pytest_configure(config: pytest.Config) -> None:
         _SESSION_TMP.append(tmp)
         os.environ["INFSCHED_CACHE"] = os.environ[_SHARED_CACHE_VAR] = tmp
     os.environ.pop("INFSCHED_FIGURES", None)
+    # the tests exercise computing and caching points: a point that a paper-scale chapter also
+    # reads would otherwise come from the results store (tests/test_store*.py turn it on)
+    os.environ.setdefault("INFSCHED_STORE", "off")
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False   # keep the order of pytest_collection_modifyitems
     opt = config.option
