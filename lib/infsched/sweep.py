@@ -12,6 +12,11 @@ sweep that is interrupted (Ctrl-C, a killed worker, a killed process, a failing 
 resumes where it stopped: a rerun loads the finished points and computes only the missing ones.
 Bump ``version`` when fn's code changes in a way that changes its results.
 
+A point missing from the cache is looked up in the committed results store
+(:mod:`infsched.store`: paper-scale points keyed on fn's results version, not its code) before it
+is computed; each cache entry records the point's provenance (parameters, CPU seconds, code
+version, commit, date, machine), which ``infsched results build`` copies into the store.
+
 On a Dask cluster each worker writes the points it computes into the same cache folder, so the
 folder must be on a filesystem the workers share (always true for a ``LocalCluster``); where it
 is not, the caller writes each point as its result arrives, and only points still in flight
