@@ -46,8 +46,6 @@ def test_every_stored_point_is_under_its_current_results_version():
 def test_a_sample_of_stored_points_recomputes_identically():
     sample = store.sample_entries(BUDGET_CPU_S, seed=SEED)
     assert sample
-    fns = {e.fn for e in sample}
     diffs = {f"{e.fn} {e.key}": d for e in sample if (d := results.recompute(e))}
     assert not diffs, (f"{len(diffs)} of {len(sample)} stored points differ from today's code "
                        f"(bump the results version and rebuild): {diffs}")
-    assert len(fns) >= 1

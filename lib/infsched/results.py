@@ -9,7 +9,6 @@ records the points it returns, then commits them to the store (:mod:`infsched.st
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import time
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from . import store
-from .runner import run_chapter
+from .runner import _env, run_chapter
 from .sweep import _compute
 
 __all__ = ["ATOL", "RTOL", "build", "recompute"]
@@ -35,22 +34,13 @@ def build(chapter: str, *, out_dir: Path | None = None, progress: Any = None,
     manifest, then drops stored points no manifest lists. Returns the manifest."""
     root = root or store.store_dir()
     rec = Path(tempfile.mkdtemp(prefix=f"infsched-store-{chapter}-"))
-    saved = {k: os.environ.get(k) for k in (store.RECORD_ENV, store.DIR_ENV, store.STRICT_ENV)}
-    os.environ[store.RECORD_ENV] = str(rec)
-    os.environ[store.DIR_ENV] = str(root)
-    os.environ.pop(store.STRICT_ENV, None)
     t0, c0 = time.perf_counter(), store._children_cpu()
     try:
-        run_chapter(chapter, {}, scale="paper", out_dir=out_dir, progress=progress)
+        with _env(**{store.RECORD_ENV: str(rec), store.DIR_ENV: str(root), store.STRICT_ENV: None}):
+            run_chapter(chapter, {}, scale="paper", out_dir=out_dir, progress=progress)
     except BaseException:
         shutil.rmtree(rec, ignore_errors=True)  # the finished points stay in the sweep cache
         raise
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
     return store.commit_records(chapter, rec, root, wall_s=time.perf_counter() - t0,
                                 cpu_s=store._children_cpu() - c0)
 
@@ -70,18 +60,8 @@ def recompute(entry: store.Entry) -> list[str]:
     # read their policies through one) reads the store as the chapter did, never a local cache:
     # each stored input is checked in its own right when the sample draws it, and the recorded
     # CPU seconds, which budget the sample, are the point's own work
-    saved = {k: os.environ.get(k) for k in (store.STORE_ENV, "INFSCHED_CACHE", store.RECORD_ENV)}
-    with tempfile.TemporaryDirectory(prefix="infsched-recompute-") as tmp:
-        os.environ.update({"INFSCHED_CACHE": tmp})
-        os.environ.pop(store.STORE_ENV, None)
-        os.environ.pop(store.RECORD_ENV, None)
-        try:
-            value = _compute(fn, dict(entry.params))
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+    with tempfile.TemporaryDirectory(prefix="infsched-recompute-") as tmp, \
+            _env(**{"INFSCHED_CACHE": tmp, store.STORE_ENV: None, store.RECORD_ENV: None}):
+        value = _compute(fn, dict(entry.params))
     return store.same(value, entry.value, rtol=RTOL, atol=ATOL,
                       skip=getattr(fn, "__results_volatile__", ()), where=entry.fn.rsplit(".", 1)[-1])

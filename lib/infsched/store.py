@@ -55,6 +55,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from .cache import _jsonable  # the sweep cache's key encoding: one parameter, one text
 from .errors import ConfigError, require
 
 __all__ = ["Entry", "book_scale", "commit_records", "decode", "encode", "load_manifest", "lookup",
@@ -214,7 +215,7 @@ def decode(obj: Any) -> Any:
             raw = zlib.decompress(base64.b64decode(obj["z64"]))
             return np.frombuffer(raw, dtype=dt).reshape(shape).copy()
         arr = np.empty(len(obj["items"]), dtype=dt)
-        arr[:] = [decode(v) for v in obj["items"]] if dt.kind == "O" else [decode(v) for v in obj["items"]]
+        arr[:] = [decode(v) for v in obj["items"]]
         return arr.reshape(shape)
     if "$df" in obj:
         d = obj["$df"]
@@ -350,20 +351,10 @@ def _same_array(a: np.ndarray, b: np.ndarray, rtol: float, atol: float, where: s
 
 # --------------------------------------------------------------------------- entries and keys
 
-def _key_json(v: Any) -> Any:
-    if isinstance(v, np.generic):
-        return v.item()
-    if isinstance(v, np.ndarray):
-        return {"ndarray": v.tolist(), "dtype": str(v.dtype)}
-    if isinstance(v, (set, frozenset)):
-        return sorted(map(repr, v))
-    return repr(v)
-
-
 def store_key(name: str, point: Mapping[str, Any], version: int) -> str:
     """sha256 of the function's name, its sorted parameters and its results version (24 hex)."""
     blob = json.dumps({"fn": name, "results_version": int(version), "format": STORE_FORMAT,
-                       "params": dict(point)}, sort_keys=True, default=_key_json)
+                       "params": dict(point)}, sort_keys=True, default=_jsonable)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
