@@ -1,0 +1,513 @@
+"""The neutral simulator against real execution (issue 33, item 7).
+
+Vidur (Agrawal et al., MLSys 2024, §6) and AlpaServe (Li et al., OSDI 2023, §6.2) each check their
+simulator against the system it models: the same trace served for real and simulated, the error
+reported per configuration. This module does the same for the head-to-head's simulator
+(:mod:`.engine`, :mod:`.plugins`) on one machine's CPUs:
+
+* **Workers**: ``K`` processes (``multiprocessing``, spawn), each with one torch thread, holding
+  the zoo's models (:func:`infsched.profiling.zoo.build`: architectures with random weights;
+  latency does not depend on the weights' values) and random input batches. A worker executes
+  ``(model, batch)`` jobs and reports back the model and batch size it ran.
+* **Profile**: measured at the start in those same processes (:func:`measure_profile`, through
+  :func:`infsched.profiling.timing.profile_model`), all workers timing their share of the
+  ``(model, batch)`` points at once, so every point is timed while the other workers compute too,
+  as they do under load; turned into the simulator's ``l(m, b)`` (the p95, post-processed as the
+  chapters load a measured profile: :func:`infsched.profiles.fit.measured_profile`).
+* **Dispatcher** (:func:`run_real`): the parent replays an arrival stream in real time
+  (``time.perf_counter``), keeps the central queue and, whenever a worker is free, asks the
+  policy the simulator runs (:class:`Decider`: the engine's own compiled ``must_drop``,
+  ``select`` and load monitor ``_level`` of :mod:`.policies` / :mod:`.engine`, or a reader's
+  ``select`` of :mod:`.plugins`) which queries to drop and which ``(model, batch)`` to start,
+  and sends exactly that job to the worker. Event rules as the engine's: an arrival is taken by
+  the lowest-index idle worker; a freed worker decides at once.
+* **Accuracy** is the profile's published top-1 accuracy of the model a query ran on (the
+  weights are random: only the latency is real).
+
+:func:`compare` simulates the same configuration on the same arrivals with the profile measured
+here and returns measured and simulated on-time share and accuracy, and their differences, as
+the serving simulators report their error. Only central-queue policies are supported (the
+per-worker routings need no new decision code, but are not exercised here).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import time
+import traceback
+from collections import deque
+from dataclasses import dataclass, replace
+from multiprocessing.connection import wait
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ConfigError, one_of, require
+from .config import ServingConfig
+from .contenders import contender_config, judge
+from .engine import _level
+from .plugins import State, get, registered
+from .policies import (SELECT_BATCH_GREEDY, SELECT_FIXED, SELECT_SLACK_ACCURATE, SELECT_USER,
+                       must_drop, select)
+from .sim import Result, simulate
+from .zoo import Zoo
+
+__all__ = ["DEFAULT_MODELS", "CONTENDERS", "WorkerPool", "measure_profile", "default_slo",
+           "real_contender", "Decider", "RealRun", "run_real", "compare"]
+
+#: small ImageNet models at 224 x 224 with published accuracies far apart (58.0, 68.4, 73.0 %)
+DEFAULT_MODELS = ("shufflenet_v2_x0_5", "shufflenet_v2_x1_0", "mobilenet_v3_large")
+
+#: the contenders of the benchmark, three kinds of decision: one model fixed for the run
+#: (``fixed``: FIFO, the fastest model, taking up to the batch cap of what is queued), a model
+#: and batch per decision that drops hopeless queries (``batch-greedy``), one model and cap per
+#: load level re-planned from a 500 ms load monitor (``jellyfish+``)
+CONTENDERS = ("fixed", "batch-greedy", "jellyfish+")
+
+_SELECTS = (SELECT_FIXED, SELECT_SLACK_ACCURATE, SELECT_BATCH_GREEDY, SELECT_USER)
+
+
+# ------------------------------------------------------------------------------ the workers
+
+def _worker_main(conn, names: tuple, max_batch: int, threads: int) -> None:
+    """One worker process: build the models, then execute jobs until told to stop."""
+    try:
+        import torch
+
+        torch.set_num_threads(threads)
+        try:
+            torch.set_num_interop_threads(1)
+        except RuntimeError:  # already set in this process
+            pass
+        from ..profiling.zoo import build
+
+        built = [build(n) for n in names]
+        models = [bm.module for bm in built]
+        inputs = [bm.make_input(max_batch, "cpu") for bm in built]
+        with torch.inference_mode():
+            for mod, x in zip(models, inputs):  # one-off allocations are not what a server sees
+                mod(x[:1])
+        conn.send(("ready", torch.__version__, torch.get_num_threads()))
+    except Exception:  # report, so the parent raises with the worker's traceback
+        conn.send(("error", traceback.format_exc()))
+        return
+    while True:
+        msg = conn.recv()
+        if msg is None:
+            return
+        try:
+            if msg[0] == "run":
+                _, job, m, b = msg
+                x = inputs[m][:b]
+                t0 = time.perf_counter()
+                with torch.inference_mode():
+                    models[m](x)
+                t1 = time.perf_counter()
+                conn.send(("done", job, m, int(x.shape[0]), (t1 - t0) * 1000.0))
+            elif msg[0] == "profile":
+                from ..profiling.timing import profile_model
+
+                _, points, settings = msg
+                rows = []
+                for m, b in points:
+                    rows.append(profile_model(models[m], lambda bb, dev, x=inputs[m]: x[:bb],
+                                              replace(settings, batch_sizes=(b,)), name=names[m],
+                                              task="image", input_desc=built[m].input_desc))
+                conn.send(("profile", pd.concat(rows, ignore_index=True) if rows else None))
+        except Exception:
+            conn.send(("error", traceback.format_exc()))
+
+
+class WorkerPool:
+    """``workers`` spawned processes, each holding ``models`` (zoo names) and input batches of up
+    to ``max_batch`` images, with ``threads`` torch threads. Use as a context manager."""
+
+    def __init__(self, workers: int, models=DEFAULT_MODELS, max_batch: int = 8, threads: int = 1,
+                 start_timeout_s: float = 300.0):
+        require(isinstance(workers, int) and not isinstance(workers, bool) and workers >= 1,
+                "workers", workers, "must be an integer >= 1")
+        require(isinstance(max_batch, int) and not isinstance(max_batch, bool) and max_batch >= 1,
+                "max_batch", max_batch, "must be an integer >= 1")
+        require(isinstance(threads, int) and not isinstance(threads, bool) and threads >= 1,
+                "threads", threads, "must be an integer >= 1")
+        from ..profiling.zoo import ZOO, check_names
+
+        self.models = check_names(list(models) if not isinstance(models, str) else [models])
+        bad = [m for m in self.models if ZOO[m].task != "image"]
+        require(not bad, "models", bad, "must be image models (the profile's accuracies are ImageNet top-1)")
+        self.workers, self.max_batch, self.threads = workers, max_batch, threads
+        self.start_timeout_s = float(start_timeout_s)
+        self.conns: list = []
+        self.procs: list = []
+        self.torch_version = ""
+
+    def __enter__(self) -> "WorkerPool":
+        ctx = mp.get_context("spawn")
+        env = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+        os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(self.threads)
+        try:  # the children read the thread variables when torch loads
+            for _ in range(self.workers):
+                a, b = ctx.Pipe()
+                p = ctx.Process(target=_worker_main, args=(b, self.models, self.max_batch, self.threads),
+                                daemon=True)
+                p.start()
+                b.close()
+                self.conns.append(a)
+                self.procs.append(p)
+        finally:
+            for k, v in env.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        for c in self.conns:
+            if not c.poll(self.start_timeout_s):
+                self.close()
+                raise RuntimeError(f"a worker did not start within {self.start_timeout_s:g} s")
+            try:
+                msg = c.recv()
+            except EOFError:  # it died first (spawn re-imports __main__: it must be a file)
+                self.close()
+                raise RuntimeError("a worker exited before it was ready; see its traceback above") from None
+            if msg[0] == "error":
+                self.close()
+                raise RuntimeError("a worker failed to start:\n" + msg[1])
+            self.torch_version = msg[1]
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for c in self.conns:
+            try:
+                c.send(None)
+            except (OSError, BrokenPipeError):
+                pass
+        end = time.perf_counter() + 1.0  # a worker holds nothing to save: do not wait for torch's teardown
+        for p in self.procs:
+            p.join(timeout=max(end - time.perf_counter(), 0.0))
+        for p in self.procs:
+            if p.is_alive():
+                p.terminate()
+                p.join(timeout=5.0)
+        for c in self.conns:
+            c.close()
+        self.conns, self.procs = [], []
+
+    def recv(self, w: int):
+        try:
+            msg = self.conns[w].recv()
+        except EOFError:
+            raise RuntimeError(f"worker {w} exited") from None
+        if msg[0] == "error":
+            raise RuntimeError(f"worker {w} failed:\n" + msg[1])
+        return msg
+
+
+def measure_profile(pool: WorkerPool, *, reps: int = 60, min_reps: int = 10, warmup: int = 2,
+                    budget_s: float = 1.0) -> tuple[pd.DataFrame, Zoo]:
+    """Time every (model, batch 1..max_batch) point in the pool's workers, the points dealt out
+    round-robin so that all workers time at once (each with its own thread count, as it serves).
+    Returns the raw profile (:data:`infsched.profiling.RAW_COLUMNS`) and the simulator's
+    :class:`Zoo` from it (p95, post-processed, published accuracies: spec ramsis §5.1)."""
+    from ..profiles.fit import measured_profile
+    from ..profiling.timing import ProfileSettings
+
+    settings = ProfileSettings(batch_sizes=(1,), device="cpu", warmup=warmup, reps=reps,
+                               min_reps=min_reps, budget_s=budget_s, threads=pool.threads)
+    points = [(m, b) for m in range(len(pool.models)) for b in range(1, pool.max_batch + 1)]
+    # the slowest points first, so the workers finish together
+    points.sort(key=lambda p: -p[1])
+    share = [points[w::pool.workers] for w in range(pool.workers)]
+    for w, pts in enumerate(share):
+        pool.conns[w].send(("profile", pts, settings))
+    parts = [pool.recv(w)[1] for w in range(pool.workers)]
+    raw = pd.concat([p for p in parts if p is not None], ignore_index=True)
+    raw = raw.sort_values(["model", "batch"], kind="stable").reset_index(drop=True)
+    return raw, Zoo.of(measured_profile(raw, "image", max_batch=pool.max_batch))
+
+
+def default_slo(zoo: Zoo) -> float:
+    """The benchmark's SLO: four times the most accurate model's batch-1 latency (ms), so that
+    every model meets it at batch 1 with room to queue, and the fast models at larger batches."""
+    m = int(np.argmax(zoo.accuracy))
+    return float(round(4.0 * zoo.latency_ms[m, 0], 1))
+
+
+def real_contender(name: str, zoo: Zoo, workers: int, slo_ms: float, rate_qps: float) -> ServingConfig:
+    """The configuration of a benchmark contender: ``fixed`` (FIFO on the fastest model, batches
+    up to the profile's largest), a built-in or registered central-queue policy's name as the
+    head-to-head runs it (:func:`.contenders.contender_config`, re-planning levels of the
+    ``default`` scale)."""
+    if name == "fixed":
+        return ServingConfig(zoo, workers=workers, slo_ms=slo_ms, policy="fcfs",
+                             model=zoo.names[zoo.fastest], max_batch=zoo.max_batch)
+    cfg = contender_config(name, zoo, workers, slo_ms, rate_qps=rate_qps, scale="default")
+    Decider(cfg)  # refuses what the dispatcher cannot run, now
+    return cfg
+
+
+# ------------------------------------------------------------------------------ the policy
+
+class Decider:
+    """The simulator's decision code, called from Python when a worker is free: the same
+    compiled ``must_drop`` and ``select`` (:mod:`.policies`) and load monitor (:func:`.engine._level`)
+    the engine calls, with the same inputs, or a reader's ``select`` (:mod:`.plugins`) with the
+    same :data:`.plugins.State`."""
+
+    def __init__(self, cfg: ServingConfig):
+        require(isinstance(cfg, ServingConfig), "config", type(cfg).__name__, "must be a ServingConfig")
+        code = cfg.spec.select
+        require(cfg.queue == "central" and code in _SELECTS, "policy", cfg.policy,
+                "real execution runs central-queue policies with select fixed, slack-accurate, "
+                "batch-greedy or a reader's (plugins); not preempting ones (FLEX), RAMSIS or per-worker queues")
+        zoo = cfg.zoo
+        self.cfg, self.code = cfg, int(code)
+        self.lat = zoo.latency_ms
+        self.by_acc = np.argsort(-zoo.accuracy, kind="stable").astype(np.int64)
+        self.fastest = int(zoo.fastest)
+        lay = cfg.layout()
+        self.lay = lay
+        self.fixed = int(lay["worker_model"][0])
+        self.cap = int(cfg.max_batch)
+        self.plan_loads = lay["plan_loads"]
+        self.mlo = 0
+        self.user = get(cfg.policy) if self.code == SELECT_USER else None
+        if self.user is not None:
+            self.params = np.asarray(self.user.params, dtype=np.float64)
+        self._warm()
+
+    def _warm(self) -> None:
+        """Call the decision code once on a dummy state with the types the dispatcher passes:
+        loading (or compiling) it must not happen on the clock of the first query."""
+        arr = np.zeros(1)
+        if self.user is not None:
+            s = State(1.0, 1, 0, self.cfg.workers, 0, 0.0, self.cap, self.cfg.slo_ms)
+            self.user.select(s, self.lat, self.by_acc, self.params)
+            return
+        must_drop(self.code, 1.0, self.lat, self.fastest)
+        self.choose(1.0, 1, self.fixed, self.cap, 0)
+        if self.plan_loads.size:
+            _level(self.plan_loads, arr, 0, 1, 0.0, float(self.cfg.monitor_window_ms))
+
+    def decide(self, now: float, arr: np.ndarray, queue: deque, arrived: int, n_idle: int,
+               w: int) -> tuple[list, int, int, float, int]:
+        """Drop (pop) the head queries the policy gives up and choose the batch for worker ``w``
+        at ``now`` (ms): returns ``(dropped, model, batch, slack_ms, level)``, batch 0 if the
+        queue is empty. ``arrived`` is how many arrivals the dispatcher has seen (the monitor's
+        window ends there); ``n_idle`` counts ``w``."""
+        slo = self.cfg.slo_ms
+        dropped = []
+        if self.user is not None:
+            while queue:
+                s = State(slo - (now - arr[queue[0]]), len(queue), n_idle - 1, self.cfg.workers, w,
+                          now, self.cap, slo)
+                m, b = self.user.select(s, self.lat, self.by_acc, self.params)
+                m, b = int(m), int(b)
+                if b == 0:
+                    dropped.append(queue.popleft())
+                    continue
+                require(1 <= b <= min(len(queue), self.cap) and 0 <= m < self.lat.shape[0], "policy",
+                        self.cfg.policy, "select returned an invalid (model, batch)")
+                return dropped, m, b, float(s.slack_ms), 0
+            return dropped, -1, 0, float("nan"), 0
+        while queue and must_drop(self.code, slo - (now - arr[queue[0]]), self.lat, self.fastest):
+            dropped.append(queue.popleft())
+        if not queue:
+            return dropped, -1, 0, float("nan"), 0
+        p, fixed, cap = 0, self.fixed, self.cap
+        if self.plan_loads.size:
+            p, self.mlo = _level(self.plan_loads, arr, self.mlo, arrived, now,
+                                 float(self.cfg.monitor_window_ms))
+            p = int(p)
+            if self.lay["plan_model"].size:
+                fixed, cap = int(self.lay["plan_model"][p]), int(self.lay["plan_cap"][p])
+        slack = slo - (now - arr[queue[0]])
+        m, b = self.choose(slack, len(queue), fixed, cap, p)
+        return dropped, m, b, float(slack), p
+
+    def choose(self, slack: float, qlen: int, fixed: int, cap: int, p: int) -> tuple[int, int]:
+        """The engine's ``select`` for a built-in policy (after the drops)."""
+        lay = self.lay
+        m, b = select(self.code, float(slack), int(qlen), self.lat, self.by_acc, int(fixed), int(cap),
+                      self.fastest, lay["grid"], lay["pmodel"], lay["pbatch"], int(lay["fallback"]), int(p))
+        return int(m), int(b)
+
+
+# ------------------------------------------------------------------------------ the dispatcher
+
+@dataclass(frozen=True, eq=False)
+class RealRun:
+    """One real run: ``result`` (a :class:`.sim.Result` of the measured times, ms from the start
+    of the replay; ``finish`` is when the dispatcher received the completion), ``batches`` (one
+    row per started batch: the decision's inputs and output, and what the worker ran), ``seen``
+    (when the dispatcher saw each arrival), ``cut`` (queries still queued after the last arrival
+    once every one of them was past its deadline: misses whatever happens next, not executed),
+    ``job`` (each query's batch, a row of ``batches``; -1 if dropped or cut)."""
+
+    result: Result
+    batches: pd.DataFrame
+    seen: np.ndarray
+    cut: np.ndarray
+    job: np.ndarray
+    wall_s: float
+
+    @property
+    def lag_ms(self) -> np.ndarray:
+        """How late the dispatcher saw each arrival (ms)."""
+        return self.seen - self.result.arrival
+
+
+def run_real(pool: WorkerPool, cfg: ServingConfig, arrivals_ms: np.ndarray, *,
+             lead_s: float = 0.2) -> RealRun:
+    """Serve ``arrivals_ms`` (sorted, ms from the start) for real on ``pool`` under ``cfg``'s
+    policy (module doc). The pool's models must include the zoo's; ``cfg.workers`` must equal the
+    pool's size. Returns the per-query record."""
+    dec = Decider(cfg)
+    zoo = cfg.zoo
+    K = cfg.workers
+    require(K == pool.workers, "workers", K, f"must equal the pool's size ({pool.workers})")
+    missing = [m for m in zoo.names if m not in pool.models]
+    require(not missing, "profile", missing, "models the workers do not hold: " + ", ".join(pool.models))
+    require(zoo.max_batch <= pool.max_batch, "max_batch", zoo.max_batch,
+            f"must be at most the workers' largest batch ({pool.max_batch})")
+    wmodel = [pool.models.index(m) for m in zoo.names]  # zoo index -> the workers' index
+    arr = np.ascontiguousarray(arrivals_ms, dtype=np.float64)
+    require(arr.ndim == 1 and arr.size >= 1 and bool(np.all(np.isfinite(arr)))
+            and bool(np.all(np.diff(arr) >= 0)) and arr[0] >= 0, "arrivals_ms", f"<{arr.size} times>",
+            "must be finite sorted times >= 0 (ms)")
+    n = arr.size
+    start = np.full(n, np.nan)
+    finish = np.full(n, np.nan)
+    model = np.full(n, -1, np.int16)
+    bsize = np.zeros(n, np.int32)
+    seen = np.full(n, np.nan)
+    cut = np.zeros(n, bool)
+    jobof = np.full(n, -1, np.int64)
+    busy = [False] * K
+    members: dict[int, list] = {}
+    rows: list[dict] = []
+    queue: deque = deque()
+    slo = cfg.slo_ms
+    conn_of = {id(c): w for w, c in enumerate(pool.conns)}
+    t0 = time.perf_counter() + lead_s
+
+    def clock() -> float:
+        return (time.perf_counter() - t0) * 1000.0
+
+    state = {"idle": K, "i": 0, "job": 0}
+
+    def dispatch(w: int) -> None:
+        now = clock()
+        dropped, m, b, slack, p = dec.decide(now, arr, queue, state["i"], state["idle"], w)
+        for j in dropped:
+            start[j] = now
+        if b == 0:
+            return
+        job = state["job"]
+        state["job"] += 1
+        batch = [queue.popleft() for _ in range(b)]
+        pool.conns[w].send(("run", job, wmodel[m], b))
+        for j in batch:
+            start[j] = now
+            model[j] = m
+            bsize[j] = b
+            jobof[j] = job
+        members[job] = batch
+        busy[w] = True
+        state["idle"] -= 1
+        rows.append({"job": job, "worker": w, "time_ms": now, "slack_ms": slack,
+                     "queue_len": b + len(queue), "idle": state["idle"], "level": p, "model": m,
+                     "batch": b, "ran_model": -1, "ran_batch": 0, "exec_ms": np.nan,
+                     "finish_ms": np.nan})
+
+    while time.perf_counter() < t0:
+        time.sleep(0.001)
+    w_start = time.perf_counter()
+    while True:
+        # completions: the freed worker decides at once (the engine's rule)
+        for c in wait([pool.conns[w] for w in range(K) if busy[w]], timeout=0):
+            w = conn_of[id(c)]
+            msg = pool.recv(w)
+            now = clock()
+            _, job, ran_m, ran_b, exec_ms = msg
+            for j in members.pop(job):
+                finish[j] = now
+            r = rows[job]
+            r.update(ran_model=zoo.names.index(pool.models[ran_m]), ran_batch=ran_b, exec_ms=exec_ms,
+                     finish_ms=now)
+            busy[w] = False
+            state["idle"] += 1
+            if queue:
+                dispatch(w)
+        # arrivals due: each one joins the queue and the lowest-index idle worker decides
+        now = clock()
+        while state["i"] < n and arr[state["i"]] <= now:
+            j = state["i"]
+            queue.append(j)
+            seen[j] = now
+            state["i"] += 1
+            if state["idle"] > 0:
+                dispatch(busy.index(False))
+            now = clock()
+        if state["i"] >= n:
+            if queue and arr[queue[-1]] + slo < clock():  # all late: misses whatever happens next
+                now = clock()
+                for j in queue:
+                    start[j] = now
+                    cut[j] = True
+                queue.clear()
+            if not queue and state["idle"] == K:
+                break
+        # sleep until the next arrival or a completion (poll's timeout is in whole ms: spin the last one)
+        left = (arr[state["i"]] - clock()) / 1000.0 if state["i"] < n else 0.05
+        timeout = left if left > 0.001 else 0.0
+        ready = [pool.conns[w] for w in range(K) if busy[w]]
+        if ready:
+            wait(ready, timeout=timeout)
+        elif timeout > 0:
+            time.sleep(timeout)
+    wall = time.perf_counter() - w_start
+    res = Result(cfg, arr, start, finish, model, bsize, len(rows))
+    cols = ["job", "worker", "time_ms", "slack_ms", "queue_len", "idle", "level", "model", "batch",
+            "ran_model", "ran_batch", "exec_ms", "finish_ms"]
+    return RealRun(res, pd.DataFrame(rows, columns=cols), seen, cut, jobof, wall)
+
+
+# ------------------------------------------------------------------------------ the comparison
+
+def compare(run: RealRun, *, seed: int = 0, warmup: float = 0.1) -> dict:
+    """Measured against simulated on the same arrivals and configuration (the profile measured
+    here, deterministic ``l(m, b)`` = p95 as the chapter runs it; and drawn from the measured
+    spread, ``service="jitter"``), judged as the chapter judges a run (:func:`.contenders.judge`,
+    after a ``warmup`` share). Shares are 0..1; ``error_on_time_points`` is measured − simulated
+    in percentage points, ``error_accuracy_points`` likewise for the mean accuracy of on-time
+    queries (%)."""
+    cfg = run.result.config
+    slo = cfg.slo_ms
+    real = judge(run.result, slo, warmup)
+    sim = judge(simulate(cfg, arrivals=run.result.arrival, seed=seed), slo, warmup)
+    jit = judge(simulate(replace(cfg, service="jitter"), arrivals=run.result.arrival, seed=seed), slo, warmup)
+    k = int(warmup * run.result.arrival.size)
+    lag = run.lag_ms[k:]
+    b = run.batches
+    return {
+        "queries": int(run.result.arrival.size - k),
+        "measured_on_time": real["attainment"], "simulated_on_time": sim["attainment"],
+        "error_on_time_points": 100.0 * (real["attainment"] - sim["attainment"]),
+        "measured_accuracy": real["accuracy_served"], "simulated_accuracy": sim["accuracy_served"],
+        "error_accuracy_points": real["accuracy_served"] - sim["accuracy_served"],
+        "simulated_jitter_on_time": jit["attainment"],
+        "error_jitter_on_time_points": 100.0 * (real["attainment"] - jit["attainment"]),
+        "measured_dropped": real["dropped"], "simulated_dropped": sim["dropped"],
+        "measured_mean_batch": real["mean_batch"], "simulated_mean_batch": sim["mean_batch"],
+        "measured_p99_ms": real["p99_latency_ms"], "simulated_p99_ms": sim["p99_latency_ms"],
+        "cut": int(run.cut[k:].sum()),
+        "lag_p99_ms": float(np.nanpercentile(lag, 99)) if lag.size else float("nan"),
+        "exec_over_profile": float(np.nanmedian(
+            b["exec_ms"].to_numpy() / cfg.zoo.latency_ms[b["model"].to_numpy(), b["batch"].to_numpy() - 1]))
+        if len(b) else float("nan"),
+        "wall_s": run.wall_s,
+    }
