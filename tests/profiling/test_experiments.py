@@ -105,3 +105,50 @@ def test_the_stored_cpu_profile_is_complete_and_labelled():
     assert (raw["device"] == "cpu").all() and (raw["threads"] == 1).all()
     assert raw.groupby("model")["batch"].min().eq(1).all()
     assert raw.groupby("model")["batch"].count().min() >= 2  # every model has a line to fit
+
+
+def test_the_stored_gpu_profiles_are_complete_and_labelled():
+    gpu = ex.gpu_profiles()
+    assert set(gpu) == {"fp32", "fp16"}
+    assert set(gpu["fp32"]["model"]) == set(zoo_names())
+    assert set(gpu["fp16"]["model"]) == set(SHEPHERD_NAMES.values())
+    for prec, raw in gpu.items():
+        assert (raw["device"] == "cuda").all() and (raw["precision"] == prec).all()
+        assert raw["device_name"].str.contains("H100").all()
+        sizes = raw.groupby("model")["batch"].apply(lambda b: tuple(sorted(b)))
+        assert set(sizes) == {(1, 2, 4, 8, 16, 32, 64, 128)}
+
+
+def test_floor_fit_recovers_a_floor_and_a_knee():
+    sizes = (1, 2, 4, 8, 16, 32, 64, 128)
+    raw = pd.DataFrame(_rows("resnet50", {b: max(5.0, 5.0 * b / 12.0) for b in sizes})
+                       + _rows("resnet18", {b: 2.0 for b in sizes})            # flat everywhere
+                       + _rows("bert_base_fp32", {b: 3.0 * b for b in sizes}))  # no floor
+    f = ex.floor_fit(raw).set_index("model")
+    assert f.at["resnet50", "floor_ms"] == pytest.approx(5.0)
+    assert f.at["resnet50", "knee"] == pytest.approx(12.0)
+    assert f.at["resnet50", "flat_through"] == 8 and f.at["resnet50", "r2"] == pytest.approx(1.0)
+    assert np.isinf(f.at["resnet18", "knee"]) and f.at["resnet18", "flat_through"] == 128
+    assert f.at["bert_base_fp32", "knee"] == pytest.approx(1.0)  # rising from the first size
+    assert f.at["bert_base_fp32", "floor_ms"] == pytest.approx(3.0)
+    # a line with a large fixed cost is not flat: the knee sits where αb catches up with β
+    line = ex.floor_fit(pd.DataFrame(_rows("resnet34", {b: 10.0 + 0.5 * b for b in sizes}))).iloc[0]
+    assert 8 < line["knee"] < 64 and line["r2"] < 0.999
+
+
+def test_gpu_tables_and_claims_follow_the_profile():
+    raw = _table4_raw()
+    fits = ex.gpu_fit_table({"fp32": raw, "fp16": _table4_raw(0.5)})
+    assert len(fits) == 17 and (fits["R2 line fp32"] > 0.999).all()
+    # Table 4's lines: throughput from b = 1 to 32 grows by 32 (α + β) / (32 α + β)
+    a, b0 = 0.75, 7.96  # ResNet50's
+    assert fits.set_index("model").at["ResNet50", "tput gain fp32"] == pytest.approx(32 * (a + b0) / (32 * a + b0))
+    p = ex.precision_table(raw, _table4_raw(0.5))
+    assert len(p) == 17 and np.allclose(p["b=1 fp16 / fp32"], 0.5) and np.allclose(p["b=32 fp16 / fp32"], 0.5)
+    words = ex.claims_table({"table 4": raw})
+    assert list(words["table 4"].str.split(":").str[0]) == ["holds", "holds"]
+    slow = raw.copy()
+    slow.loc[(slow.model == "resnet50") & (slow.batch == 32), "mean_ms"] *= 3  # throughput falls at 32
+    words = ex.claims_table({"slow": slow})["slow"]
+    assert words.iloc[1].startswith("fails") and "(ResNet50)" in words.iloc[1]
+    assert words.iloc[0].startswith("fails")

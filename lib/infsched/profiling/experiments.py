@@ -5,7 +5,9 @@ The papers' profiles were measured on hardware the reader does not have: the TAD
 on a TitanX, Shepherd's Table 4 on a V100, RAMSIS's tables on a 4-vCPU GCP n1 machine. This
 module measures the same models on the machine at hand (:func:`measure_live`), sets a stored or
 fresh profile beside the published ones, and re-runs the RAMSIS and Shepherd chapters on it
-(:func:`rerun_chapters`).
+(:func:`rerun_chapters`). The profiles stored from one NVIDIA H100 (:data:`GPU_FILES`) are read
+by :func:`gpu_profiles`; :func:`floor_fit`, :func:`gpu_fit_table`, :func:`precision_table` and
+:func:`claims_table` describe them beside Shepherd's Table 4 without verdicts.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from infsched.profiling.zoo import SHEPHERD_NAMES, check_names, zoo_names
 
 __all__ = ["SCALE_NAMES", "Scale", "SCALES", "get_scale", "measured_path", "measure_live",
            "family_fits", "claims_fig2", "shepherd_table", "claims_shepherd", "ramsis_table",
-           "claims_ramsis", "rerun_chapters", "conclusions_changed", "changed_table", "zoo_table",
-           "EXPERIMENTS"]
+           "claims_ramsis", "GPU_FILES", "gpu_profiles", "floor_fit", "gpu_fit_table",
+           "throughput_gain", "precision_table", "claims_table", "rerun_chapters",
+           "conclusions_changed", "changed_table", "zoo_table", "EXPERIMENTS"]
 
 SCALE_NAMES = ("smoke", "default", "paper")
 
@@ -143,8 +146,12 @@ def claims_shepherd(raw: "pd.DataFrame | str | os.PathLike[str]", min_r2: float 
     tput_up = all(bool(np.all(np.diff(g.sort_values("batch").eval("batch / mean_ms")) >= -1e-12))
                   for _, g in df.groupby("model"))
     rho = float(t[["alpha V100 (ms)", "alpha ours (ms)"]].rank().corr().iloc[0, 1]) if len(t) > 2 else np.nan
+    name = dict(zip(t["zoo name"], t["model"]))
+    tput_drops = [name[m] for m, g in df.groupby("model", sort=False)
+                  if np.any(np.diff(g.sort_values("batch").eval("batch / mean_ms")) < -1e-12)]
     return {"linear_fits": bool((t["R2"] >= min_r2).all()) and len(t) > 0,
             "larger_batches_more_throughput": bool(tput_up), "_min_r2": float(t["R2"].min()),
+            "_n_linear": int((t["R2"] >= min_r2).sum()), "_tput_drops": tput_drops,
             "_worst": str(t.loc[t["R2"].idxmin(), "model"]) if len(t) else "", "_alpha_rank_corr": rho,
             "_n": int(len(t))}
 
@@ -178,6 +185,150 @@ def claims_ramsis(raw: "pd.DataFrame | str | os.PathLike[str]") -> dict:
             "same_front": bool((t["front (ours)"] == t["front (artifact)"]).all()),
             "_rank_corr": rho, "_median_ratio": float(measured["ours / artifact"].median()),
             "_n": int(len(measured))}
+
+
+#: The profiles measured on one NVIDIA H100 80GB HBM3 (``data/profiles/README.md``): the zoo in
+#: fp32 and Shepherd's Table 4 models in fp16, batch 1..128, eager PyTorch.
+GPU_FILES = {"fp32": "measured_cuda_h100.csv", "fp16": "measured_cuda_h100_fp16.csv"}
+
+
+def gpu_profiles(data_dir: "str | os.PathLike[str] | None" = None) -> dict[str, pd.DataFrame]:
+    """The stored H100 profiles, ``{"fp32": raw, "fp16": raw}`` (:data:`GPU_FILES`)."""
+    from infsched.profiles import read_raw
+    from infsched.report import find_data_dir
+
+    folder = find_data_dir(data_dir) / "profiles"
+    return {prec: read_raw(folder / name) for prec, name in GPU_FILES.items()}
+
+
+def _floor_then_proportional(b: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Least squares in log space of ``y ≈ max(c, c·b/k)``: the floor ``c`` and knee ``k``
+    (``k = inf`` where no size rises above the floor). Exact: for each split of the sorted sizes
+    into a flat part and a rising part, the best ``log c`` and ``log k`` are means of the logs;
+    the knee is kept inside the split's interval of sizes, and the best split wins."""
+    lb, ly = np.log(b), np.log(y)
+    best = (np.sum((ly - ly.mean()) ** 2), ly.mean(), np.inf)  # flat at every size
+    for j in range(len(b) - 1):  # sizes 0..j flat, j+1.. rising
+        rise = np.arange(len(b)) > j
+        lc = ly[~rise].mean()
+        lk = lc - (ly[rise] - lb[rise]).mean()   # c / k = a, the rising part's slope
+        lk = float(np.clip(lk, lb[j], lb[j + 1]))
+        over = np.where(rise, lb - lk, 0.0)
+        lc = (ly - over).mean()                  # the floor, given the knee
+        sse = float(np.sum((ly - lc - over) ** 2))
+        if sse < best[0] - 1e-12:
+            best = (sse, lc, lk)
+    return float(np.exp(best[1])), float(np.exp(best[2]))
+
+
+def floor_fit(raw: "pd.DataFrame | str | os.PathLike[str]", stat: str = "mean_ms") -> pd.DataFrame:
+    """Per model, where the flat (launch-bound) region ends: the two-regime fit
+    ``ℓ(b) ≈ max(c, c·b/k)`` in log space (relative error), a floor ``c`` up to the knee ``k``,
+    then latency proportional to ``b``. Same number of parameters as the line. Columns:
+    ``model, floor_ms, knee`` (inf: flat at every size measured), ``flat_through`` (the largest
+    measured size ``<= knee``), ``r2`` (of the two-regime fit, on ``stat`` itself, comparable
+    with :func:`infsched.profiles.linear_fit`'s), ``b_max``."""
+    df = as_raw(raw)
+    rows = []
+    for model, g in df.groupby("model", sort=False):
+        g = g.sort_values("batch")
+        b = g["batch"].to_numpy(dtype=float)
+        y = g[stat].to_numpy(dtype=float)
+        require(bool(np.all(y > 0)), "raw", model, f"{stat} must be > 0 at every size")
+        c, k = _floor_then_proportional(b, y) if b.size > 1 else (float(y[0]), np.inf)
+        fit = np.maximum(c, c * b / k)
+        ss = float(np.sum((y - y.mean()) ** 2))
+        rows.append({"model": model, "floor_ms": c, "knee": k,
+                     "flat_through": int(b[b <= k * (1 + 1e-9)].max()),  # k >= the smallest size
+                     "r2": 1.0 - float(np.sum((y - fit) ** 2)) / ss if ss > 0 else np.nan,
+                     "b_max": int(b.max())})
+    return pd.DataFrame(rows)
+
+
+def _table4_rows(raw: pd.DataFrame) -> pd.DataFrame:
+    """``raw`` restricted to Shepherd's Table 4 models, with their Table 4 names."""
+    from infsched.shepherd.model import TABLE4
+
+    name = {SHEPHERD_NAMES[short]: n for n, (short, *_) in TABLE4.items()}
+    df = as_raw(raw)
+    return df[df["model"].isin(name)].assign(name=lambda d: d["model"].map(name))
+
+
+def throughput_gain(raw: "pd.DataFrame | str | os.PathLike[str]") -> pd.Series:
+    """Per Table 4 model (by its Table 4 name): the throughput ``b / ℓ(b)`` (mean latency) at its
+    largest measured size over that at its smallest."""
+    out = {}
+    for n, g in _table4_rows(raw).groupby("name", sort=False):
+        g = g.sort_values("batch")
+        out[n] = (g["batch"].iloc[-1] / g["mean_ms"].iloc[-1]) / (g["batch"].iloc[0] / g["mean_ms"].iloc[0])
+    return pd.Series(out, name="throughput gain", dtype=float)
+
+
+def gpu_fit_table(profiles: "dict[str, pd.DataFrame]") -> pd.DataFrame:
+    """Per Table 4 model and precision of ``profiles`` (``{"fp32": raw, ...}``): the line's R²
+    (Shepherd's Eq. 1, :func:`shepherd_table`), the two-regime fit's floor, knee and R²
+    (:func:`floor_fit`), and the throughput at the largest size over that at the smallest."""
+    from infsched.shepherd.model import TABLE4
+
+    out = pd.DataFrame({"model": list(TABLE4)})
+    for prec, raw in profiles.items():
+        line = shepherd_table(raw).set_index("model")
+        df = _table4_rows(raw)
+        fl = floor_fit(df).set_index("model")
+        fl.index = fl.index.map(dict(zip(df["model"], df["name"])))
+        tput = throughput_gain(df)
+        out[f"R2 line {prec}"] = out["model"].map(line["R2"])
+        out[f"floor {prec} (ms)"] = out["model"].map(fl["floor_ms"])
+        out[f"knee {prec}"] = out["model"].map(fl["knee"])
+        out[f"flat through {prec}"] = out["model"].map(fl["flat_through"]).astype("Int64")
+        out[f"R2 floor {prec}"] = out["model"].map(fl["r2"])
+        out[f"tput gain {prec}"] = out["model"].map(tput)
+    return out
+
+
+def precision_table(fp32: "pd.DataFrame | str | os.PathLike[str]",
+                    fp16: "pd.DataFrame | str | os.PathLike[str]") -> pd.DataFrame:
+    """Per Table 4 model measured in both precisions: the mean latency at the smallest and the
+    largest size both profiles share, in fp32 and fp16, and fp16 over fp32."""
+    a, h = _table4_rows(fp32), _table4_rows(fp16)
+    both = a.merge(h, on=["name", "batch"], suffixes=(" fp32", " fp16"))
+    require(not both.empty, "fp16", "profile", "shares no (Table 4 model, batch) with the fp32 profile")
+    lo, hi = int(both["batch"].min()), int(both["batch"].max())
+    rows = []
+    for n, g in both.groupby("name", sort=False):
+        g = g.set_index("batch")
+        row = {"model": n}
+        for b in (lo, hi):
+            if b in g.index:
+                row[f"b={b} fp32 (ms)"] = g.at[b, "mean_ms fp32"]
+                row[f"b={b} fp16 (ms)"] = g.at[b, "mean_ms fp16"]
+                row[f"b={b} fp16 / fp32"] = g.at[b, "mean_ms fp16"] / g.at[b, "mean_ms fp32"]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+#: Shepherd's two claims about its Eq. 1, in words, for :func:`claims_table`
+SHEPHERD_CLAIMS = {
+    "linear_fits": "ℓ(b) = αb + β fits every Table 4 model, R² ≥ 0.99 (Eq. 1)",
+    "larger_batches_more_throughput": "larger batches give more throughput (§3.1)",
+}
+
+
+def claims_table(profiles: "dict[str, pd.DataFrame | str | os.PathLike[str]]") -> pd.DataFrame:
+    """Shepherd's two claims (:func:`claims_shepherd`) on each profile of ``profiles``
+    (``{label: raw}``), one column per profile, each cell "holds" or "fails" with what it rests
+    on. No verdicts: a table to read, not a scorecard row."""
+    cells: dict[str, list[str]] = {}
+    for label, raw in profiles.items():
+        c = claims_shepherd(raw)
+        drops = c["_tput_drops"]
+        cells[label] = [
+            f"{'holds' if c['linear_fits'] else 'fails'}: {c['_n_linear']} of {c['_n']} models; "
+            f"smallest R² {c['_min_r2']:.2f} ({c['_worst']})",
+            ("holds" if c["larger_batches_more_throughput"] else "fails") + ": throughput "
+            + ("never falls with b" if not drops else f"falls at some step for {len(drops)} of {c['_n']} "
+               "models" + (f" ({', '.join(drops)})" if len(drops) <= 4 else ""))]
+    return pd.DataFrame({"claim": list(SHEPHERD_CLAIMS.values()), **cells})
 
 
 def rerun_chapters(profile: "str | os.PathLike[str]", *, chapters=("ramsis", "shepherd"),
