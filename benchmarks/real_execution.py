@@ -12,8 +12,9 @@ raw profile measured at the start). Needs only numpy, pandas, scipy, numba, torc
 
     PYTHONPATH=lib python3 benchmarks/real_execution.py --out data/realexec --workers 8 --seconds 20
 
-About 25 s of start-up and profiling, then ``seconds`` (plus a short drain) per contender x load:
-about 150 s with the defaults on a quiet 16-core machine. Not part of ``make test`` (a benchmark);
+About 25 s of start-up and profiling, then ``seconds`` (plus a short drain; the first run also
+compiles the simulator) per contender x load: 155 s with the defaults on a quiet 16-core machine
+(measured once, loads 0.3 and 0.8). Not part of ``make test`` (a benchmark);
 ``tests/serving/test_realexec.py`` runs a few seconds of it.
 """
 
@@ -37,8 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, metavar="DIR", help="folder for real_execution.csv and profile.csv")
     ap.add_argument("--workers", type=int, default=8, help="worker processes (8)")
     ap.add_argument("--seconds", type=float, default=20.0, help="seconds of arrivals per run (20)")
-    ap.add_argument("--loads", type=_floats, default=[0.3, 0.8],
-                    help="loads, shares of the capacity, comma-separated (0.3,0.8)")
+    ap.add_argument("--loads", type=_floats, default=[0.3, 0.9],
+                    help="loads, shares of the capacity, comma-separated (0.3,0.9: light, and the "
+                    "chapter's near capacity)")
     ap.add_argument("--contenders", default="fixed,batch-greedy,jellyfish+",
                     help="comma-separated (fixed,batch-greedy,jellyfish+)")
     ap.add_argument("--models", default=None, help="comma-separated zoo names (default: "
@@ -94,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
                 cfg = rx.real_contender(name, zoo, a.workers, slo, rate)
                 t = time.perf_counter()
                 run = rx.run_real(pool, cfg, arr)
-                row = {"contender": name, "label": LABELS.get(name, "fixed model (FIFO, fastest)"),
+                row = {"contender": name, "label": "fixed model (FIFO, fastest)" if name == "fixed" else LABELS[name],
                        "load": load, "rate_qps": rate, **rx.compare(run, seed=a.seed), **meta}
                 rows.append(row)
                 print(f"{name:>13} load {load:g}: on time {row['measured_on_time']:.3f} measured, "

@@ -492,6 +492,9 @@ def compare(run: RealRun, *, seed: int = 0, warmup: float = 0.1) -> dict:
     jit = judge(simulate(replace(cfg, service="jitter"), arrivals=run.result.arrival, seed=seed), slo, warmup)
     k = int(warmup * run.result.arrival.size)
     lag = run.lag_ms[k:]
+    over = (run.result.latency - slo)[k:]  # how late the served-late queries were (ms)
+    with np.errstate(invalid="ignore"):
+        over = over[np.isfinite(over) & (over > 0)]
     b = run.batches
     return {
         "queries": int(run.result.arrival.size - k),
@@ -504,6 +507,8 @@ def compare(run: RealRun, *, seed: int = 0, warmup: float = 0.1) -> dict:
         "measured_dropped": real["dropped"], "simulated_dropped": sim["dropped"],
         "measured_mean_batch": real["mean_batch"], "simulated_mean_batch": sim["mean_batch"],
         "measured_p99_ms": real["p99_latency_ms"], "simulated_p99_ms": sim["p99_latency_ms"],
+        "measured_served_late": real["served_late"], "simulated_served_late": sim["served_late"],
+        "late_by_median_ms": float(np.median(over)) if over.size else 0.0,
         "cut": int(run.cut[k:].sum()),
         "lag_p99_ms": float(np.nanpercentile(lag, 99)) if lag.size else float("nan"),
         "exec_over_profile": float(np.nanmedian(
