@@ -1,8 +1,8 @@
 """The neutral simulator against real execution (issue 33, item 7).
 
-Vidur (Agrawal et al., MLSys 2024, §6) and AlpaServe (Li et al., OSDI 2023, §6.2) each check their
-simulator against the system it models: the same trace served for real and simulated, the error
-reported per configuration. This module does the same for the head-to-head's simulator
+Vidur (Agrawal et al., MLSys 2024) and AlpaServe (Li et al., OSDI 2023) each check their simulator
+against the system it models: the same workload served for real and simulated, the error reported
+per configuration. This module does the same for the head-to-head's simulator
 (:mod:`.engine`, :mod:`.plugins`) on one machine's CPUs:
 
 * **Workers**: ``K`` processes (``multiprocessing``, spawn), each with one torch thread, holding
@@ -426,6 +426,8 @@ def run_real(pool: WorkerPool, cfg: ServingConfig, arrivals_ms: np.ndarray, *,
     while time.perf_counter() < t0:
         time.sleep(0.001)
     w_start = time.perf_counter()
+    # A real-time loop in Python: it waits on the workers' pipes between events, so its speed is
+    # the dispatcher's own overhead, which the run measures (``seen``, ``lag_ms``), not a hot loop.
     while True:
         # completions: the freed worker decides at once (the engine's rule)
         for c in wait([pool.conns[w] for w in range(K) if busy[w]], timeout=0):
