@@ -5,7 +5,8 @@ then, for every contender x load, replays one seeded arrival stream in real time
 dispatcher that enforces the contender's own decision code on those workers, simulates the same
 contender on the same arrivals with the profile just measured, and reports the error (measured
 minus simulated on-time share, in points, and mean accuracy of on-time queries), as Vidur and
-AlpaServe report their simulators' (:mod:`infsched.serving.realexec`).
+AlpaServe report their simulators' (:mod:`infsched.serving.realexec`; the workers:
+:mod:`infsched.profiling.workers`).
 
 Writes ``DIR/real_execution.csv`` (one row per contender x load) and ``DIR/profile.csv`` (the
 raw profile measured at the start). Needs only numpy, pandas, scipy, numba, torch and torchvision:
@@ -59,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from infsched.errors import require
     from infsched.profiling.timing import device_name
+    from infsched.profiling.workers import DEFAULT_MODELS, WorkerPool, measure_profile
     from infsched.serving import realexec as rx
+    from infsched.serving.zoo import Zoo
     from infsched.serving.labels import LABELS
     from infsched.serving.streams import WORKLOADS, arrivals
 
@@ -67,16 +70,17 @@ def main(argv: list[str] | None = None) -> int:
     require(len(a.loads) >= 1 and all(x > 0 for x in a.loads), "--loads", a.loads, "must be loads > 0")
     require(a.workload in WORKLOADS, "--workload", a.workload, "must be one of " + ", ".join(WORKLOADS))
     contenders = [c.strip() for c in a.contenders.split(",") if c.strip()]
-    models = rx.DEFAULT_MODELS if a.models is None else tuple(m.strip() for m in a.models.split(","))
+    models = DEFAULT_MODELS if a.models is None else tuple(m.strip() for m in a.models.split(","))
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     t_all = time.perf_counter()
     rows = []
-    with rx.WorkerPool(a.workers, models, max_batch=a.max_batch, threads=1) as pool:
+    with WorkerPool(a.workers, models, max_batch=a.max_batch, threads=1) as pool:
         print(f"{a.workers} workers ready in {time.perf_counter() - t_all:.1f} s (torch {pool.torch_version})",
               file=sys.stderr)
         t = time.perf_counter()
-        raw, zoo = rx.measure_profile(pool, budget_s=a.profile_budget)
+        raw, prof = measure_profile(pool, budget_s=a.profile_budget)
+        zoo = Zoo.of(prof)
         raw.to_csv(out / "profile.csv", index=False, float_format="%.6g")
         print(f"profiled {len(raw)} points in {time.perf_counter() - t:.1f} s", file=sys.stderr)
         slo = rx.default_slo(zoo) if a.slo_ms is None else float(a.slo_ms)

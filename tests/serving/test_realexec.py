@@ -18,6 +18,7 @@ if importlib.util.find_spec("torch") is None or importlib.util.find_spec("torchv
     pytest.skip("torch and torchvision are needed for real execution", allow_module_level=True)
 
 from infsched.errors import ConfigError  # noqa: E402
+from infsched.profiling.workers import WorkerPool, measure_profile  # noqa: E402
 from infsched.serving import ServingConfig, Zoo, plugins  # noqa: E402
 from infsched.serving import realexec as rx  # noqa: E402
 from infsched.serving.plugins import State  # noqa: E402
@@ -43,8 +44,9 @@ plugins.register(plugins.UserPolicy("realexec-largest", largest_batch))
 
 @pytest.fixture(scope="module")
 def setup():
-    with rx.WorkerPool(K, (MODEL,), max_batch=B) as pool:
-        raw, zoo = rx.measure_profile(pool, reps=10, min_reps=3, warmup=1, budget_s=0.2)
+    with WorkerPool(K, (MODEL,), max_batch=B) as pool:
+        raw, prof = measure_profile(pool, reps=10, min_reps=3, warmup=1, budget_s=0.2)
+        zoo = Zoo.of(prof)
         # ten times the largest batch's p95: at load 0.2 a query misses only if its batch, or
         # the dispatcher, stalls for about nine p95 service times (see test_light_load_agrees)
         slo = 10.0 * float(zoo.latency_ms[0, -1])
@@ -126,6 +128,6 @@ def test_refuses_policies_it_cannot_run():
     with pytest.raises(ConfigError, match="policy"):
         rx.Decider(ServingConfig(zoo, workers=2, slo_ms=50.0, policy="most-accurate"))
     with pytest.raises(ConfigError, match="workers"):
-        rx.WorkerPool(0, (MODEL,))
+        WorkerPool(0, (MODEL,))
     with pytest.raises(ConfigError, match="models"):
-        rx.WorkerPool(1, ("bert_tiny",))
+        WorkerPool(1, ("bert_tiny",))
