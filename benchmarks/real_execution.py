@@ -43,7 +43,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="loads, shares of the capacity, comma-separated (0.3,0.9: light, and the "
                     "chapter's near capacity)")
     ap.add_argument("--contenders", default="fixed,batch-greedy,jellyfish+",
-                    help="comma-separated (fixed,batch-greedy,jellyfish+)")
+                    help="comma-separated: fixed, or a central-queue policy of the head to head "
+                    "(batch-greedy, slack-accurate, jellyfish+, modelswitching, ...); "
+                    "default fixed,batch-greedy,jellyfish+")
     ap.add_argument("--models", default=None, help="comma-separated zoo names (default: "
                     "shufflenet_v2_x0_5,shufflenet_v2_x1_0,mobilenet_v3_large)")
     ap.add_argument("--max-batch", type=int, default=8, help="largest batch (8)")
