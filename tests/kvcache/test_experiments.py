@@ -35,6 +35,28 @@ def test_fig2_smoke_brackets_and_resumes(tmp_path):
     assert again["ratio_lo"].tolist() == f2["ratio_lo"].tolist()
 
 
+def test_fig2_cpsat_runs_on_the_chosen_trials_only(tmp_path):
+    """CP-SAT re-solves exactly the trials of ``cpsat_trials`` (the ones the local search left at
+    MC-SF's schedule, and the largest lower brackets), from the local search's schedule: those
+    rows never get worse, the others are the local search's rows."""
+    import pandas as pd
+    from infsched.kvcache.fig2 import cpsat_trials
+
+    rows = pd.DataFrame({"model": [1, 1, 1, 1, 2, 2], "trial": [0, 1, 2, 3, 0, 1],
+                         "tel_mcsf": [10, 10, 10, 10, 10, 10],
+                         "local_search": [10, 9, 8, 9.5, 9, 9],
+                         "ratio_lo": [1.0, 10 / 9, 1.25, 10 / 9.5, 10 / 9, 10 / 9]})
+    assert cpsat_trials(rows, 1) == [(1, 0), (1, 2), (2, 0)]   # ties: the lower trial number
+    assert cpsat_trials(rows, 0) == [(1, 0)]
+    f2 = ex.fig2("smoke", n_jobs=1, cache=tmp_path)
+    local = f2[~f2["cpsat"]]
+    assert set(zip(f2.loc[f2["cpsat"], "model"], f2.loc[f2["cpsat"], "trial"])) == set(
+        cpsat_trials(f2.assign(ratio_lo=f2["tel_mcsf"] / f2["local_search"]),
+                     ex.SCALES["smoke"].fig2_cpsat_top))
+    assert (local["solver"] == "local").all() and (local["best"] == local["local_search"]).all()
+    assert (f2.loc[f2["cpsat"], "solver"] == "cpsat").all()
+
+
 def test_fig2_small_is_certified_and_readings_run(tmp_path):
     small = ex.fig2_small("smoke", n_jobs=1, cache=tmp_path)
     assert small["certified"].all()

@@ -41,6 +41,7 @@ from infsched.kvcache.scales import DEMANDS, M_LLAMA, PAPER_SIZES
 from infsched.kvcache.sim import SimConfig, simulate
 from infsched.kvcache.timing import BatchTimeModel
 from infsched.metrics import mean_ci
+from infsched.store import results_version
 from infsched.sweep import default_processes, point_seed, run_sweep
 
 __all__ = ["WORKLOADS", "POLICY", "OnlineScale", "ONLINE_SCALES", "table1_rounds", "online_point",
@@ -101,6 +102,7 @@ def _instance(workload_: str, trial: int, seed: int, scale: OnlineScale, kappa: 
     return table1_rounds(scale.table1_n, kappa, seed + trial)
 
 
+@results_version(1, volatile=("cpu_online_s", "cpu_per_round_ms"))
 def online_point(workload: str, trial: int, seed: int, scale: str, kappa: float,
                  evals: int, every: int, depth: int, window: int) -> dict:
     """One trial: MC-SF, the re-planning policy and the best hindsight schedule found."""

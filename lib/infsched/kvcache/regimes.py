@@ -38,6 +38,7 @@ from infsched.kvcache.online import replan
 from infsched.kvcache.online_study import POLICY
 from infsched.kvcache.policies import mc_sf
 from infsched.kvcache.relax import dff_bound
+from infsched.store import results_version
 from infsched.sweep import default_processes, point_seed, run_sweep
 
 __all__ = ["PROMPT_MEAN", "OUTPUT_MEAN", "BASE", "AXES", "RegimeScale", "REGIME_SCALES",
@@ -94,6 +95,7 @@ def regime_instance(n: int, cv: float, m_ratio: float, load: float, seed: int) -
     return Instance(a, s, o, M), int(cut.sum())
 
 
+@results_version(1)
 def regime_point(axis: str, value: float, trial: int, seed: int, n: int, best_evals: int) -> dict:
     """One trial at one point of one axis (the other two at :data:`BASE`)."""
     one_of("axis", axis, tuple(AXES))
