@@ -14,8 +14,9 @@ part on its own, CP-SAT and the LP from the local search's schedule)::
                                                                     optimum after 1,600 - 6,400
                                                                     schedules: 100,000 or 500,000
                                                                     allowed find nothing more
-    CP-SAT, 2 units, after it       15 - 25         0.2 GB (child)  best improved on 3 of 5 trials,
-                                                                    by 0.18 %, 0.31 %, 0.38 %
+    CP-SAT, 2 units, after it       12 - 25         0.2 GB (child)  best improved on 4 of 7 trials,
+                                                                    by 0.18 %, 0.31 %, 0.38 %,
+                                                                    0.61 %
     area bound                      0.0001          -               MC-SF / bound 1.55 - 1.74
     LP relaxation (0.2-0.8 M vars)  4 - 31          0.8 - 2.6 GB    2 - 10 % above the area bound;
                                                                     below relax.dff_bound in 4 of 5
@@ -122,15 +123,17 @@ SCALES: dict[str, Scale] = {
     # chapter's share of the store's 3 CPU-hours (about 2,900 CPU s), spent where it pays (the
     # table in the module docstring): the local search on every trial; CP-SAT's 2 units only on
     # the trials that decide the verdicts (fig2.cpsat_trials: those the local search left at
-    # MC-SF's schedule, and the 25 per model with the largest lower bracket), since elsewhere
+    # MC-SF's schedule, and the 10 per model with the largest lower bracket), since elsewhere
     # its 0.2-0.4 % on some trials moves the mean by less than its interval; no LP at these sizes ("auto": it
     # costs 4-31 CPU s and up to 2.6 GB a trial, more at n = 93, for a bound relax.dff_bound,
     # computed by the chapter for every trial, mostly beats). The readings (our addition) with
     # the local search alone; the certified small study (our addition) as at `default`, whose
     # n = 8 and 20,000 nodes cost minutes on some trials; 10 runs per Fig. 3 point and sweep
-    # point and 20 calibration runs only narrow our intervals. Measured: see limits.PAPER_S
+    # point and 20 calibration runs only narrow our intervals. CP-SAT on 10 per model, not more:
+    # the build shared 2 cores with three other builds (2026-11-26), and each CP-SAT trial is
+    # 12-25 CPU s. Measured: see limits.PAPER_S
     "paper": Scale(fig2_trials=200, fig2_sizes=PAPER_SIZES, fig2_solver="cpsat",
-                   fig2_effort=2.0, fig2_lp="auto", fig2_cpsat_top=25,
+                   fig2_effort=2.0, fig2_lp="auto", fig2_cpsat_top=10,
                    fig2_small_trials=40,
                    fig2_small_n=(4, 7), fig2_small_T=(4, 5), fig2_small_nodes=5_000,
                    fig2_reading_trials=20,
