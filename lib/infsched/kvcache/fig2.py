@@ -111,9 +111,9 @@ def cpsat_trials(f2: pd.DataFrame, top: int) -> list[tuple[int, int]]:
     every trial where the local search found nothing better than MC-SF's schedule (CP-SAT is
     then the only way to prove MC-SF non-optimal, which the exact share counts) and the ``top``
     trials with the largest lower bracket (they decide the max). A rule on the local search's
-    results, fixed before CP-SAT runs: CP-SAT's 2 units cost 15-25 CPU s a trial and improved the
-    best schedule by 0.3-0.4 % on about half the trials sampled (scales.py), which moves the mean
-    by less than its confidence interval but can move the max."""
+    results, fixed before CP-SAT runs: CP-SAT's 2 units cost 12-25 CPU s a trial and improved the
+    best schedule by 0.04-0.61 % on 6 of 9 paper-size trials tried (scales.py), which moves the
+    mean by less than its confidence interval but can move the max."""
     out = []
     for m in (1, 2):
         d = f2[f2["model"] == m]
