@@ -160,9 +160,10 @@ PAPER_S: dict[str, tuple[float, float, str]] = {
     "ramsis": (16 * 60, 32 * 60,
                "1,891 CPU s measured from an empty cache by infsched results build (2026-11-26, "
                "README): at least 16 min on 2 idle cores, 32 min on one; 4.8 GB peak"),
-    "kvcache": (1.25 * 3600, 2.5 * 3600,
-                "about 2.5 CPU-hours: Fig. 2's 400 trials and readings at 15-19 CPU s each, measured "
-                "on sampled paper-size trials (2026-11-26); estimated, not run end to end"),
+    "kvcache": (396.0 / 2, 396.0,
+                "396 CPU s measured by infsched results build (2026-11-26, README): Fig. 2's 400 "
+                "paper-size trials with the local search (no CP-SAT, no LP at these sizes: "
+                "kvcache/scales.py); at least 3.3 min on 2 idle cores, 6.6 min on one; 0.46 GB peak"),
     "kairos": (6 * 60, 12 * 60, "714 CPU s measured from an empty cache by infsched results "
                "build (2026-11-26, README): at least 6 min on 2 idle cores, 12 min on one"),
     "shepherd": (5 * 60, 10 * 60, "573 CPU s measured from an empty cache by infsched results "
