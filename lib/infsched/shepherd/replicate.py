@@ -52,8 +52,9 @@ __all__ = ["REPLICATIONS", "REPLICA_KEY", "fig10_replica", "fig10_replications",
 
 #: replications per scale. Ten where the book is built (``paper``): the sd of ten runs is good
 #: to about a quarter of itself (relative standard error 1/sqrt(2 (n - 1)) = 0.24), enough to say
-#: whether noise decides a verdict, for about 41 CPU s a replication of the three figures (about
-#: 410 CPU s in all on the project's 2-core machine). Five at ``default`` (0.35 of itself), the
+#: whether noise decides a verdict, for about 45 CPU s a replication of the three figures (449
+#: CPU s in all, measured in the store's build on the project's 2-core machine, loaded). Five at
+#: ``default`` (0.35 of itself), the
 #: most that keep a reader's rerun within about 30 CPU s more (about 6 CPU s a replication on a
 #: loaded machine, Fig. 10's 400 workers most of it); three at ``smoke``, the fewest that give an
 #: sd with any meaning.
