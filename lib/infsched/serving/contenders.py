@@ -166,7 +166,7 @@ def model_switching_choice(zoo: Zoo, workers: int, slo_ms: float, rate_qps: floa
 
 def contender_config(name: str, zoo: Zoo, workers: int, slo_ms: float, *, rate_qps: float,
                      a_star: float = 76.0, service: str = "deterministic", profile: str | None = None,
-                     scale: str = "default") -> ServingConfig:
+                     scale: str = "default", overheads: dict | None = None) -> ServingConfig:
     """The configuration contender ``name`` runs with when it plans for ``slo_ms`` (and, for
     TAD, targets ``a_star``); ``rate_qps`` is the mean load, read only by the contenders planned
     for it (R-JIQ, FLEX's model, the ``@mean`` variants). RAMSIS, Jellyfish+ and ModelSwitching
@@ -174,9 +174,15 @@ def contender_config(name: str, zoo: Zoo, workers: int, slo_ms: float, *, rate_q
     ``plan_levels`` (shares of the capacity at ``slo_ms``), the one in force picked by the rate
     over the last 500 ms; ``r-jiq@monitor`` and ``flex@monitor`` do the same with R-JIQ's split
     and FLEX's model (issue 33). RAMSIS needs the ``profile`` name (its solver reads the profile);
-    ``scale`` sets the levels, RAMSIS's grid and ModelSwitching's search length."""
+    ``scale`` sets the levels, RAMSIS's grid and ModelSwitching's search length.
+    ``overheads``: :class:`ServingConfig`'s ``switch_ms``, ``dispatch_ms`` and ``preempt_ms``
+    (the last one FLEX's only; the others ignore it) for the run; the plans ignore them all."""
     one_of("contender", name, tuple(LABELS))
     common = dict(workers=workers, slo_ms=slo_ms, service=service)
+    for k, v in (overheads or {}).items():
+        one_of("overheads", k, ("switch_ms", "dispatch_ms", "preempt_ms"))
+        if k != "preempt_ms" or name in ("flex", "flex@monitor"):
+            common[k] = v
     from .plugins import registered
 
     if name in registered():  # a reader's policy (infsched.serving.plugins): plans for slo_ms
