@@ -43,7 +43,7 @@ from .scales import SCALES, Scale, get_scale
 from .sim import simulate
 from .streams import WORKLOADS, arrivals
 from .tables import (accuracy_target_table, assumptions_table, batch_cliff, claims, decision_table,
-                     knob_table, recommend, replanning_table, served_capacity, with_ci)
+                     knob_table, recommend, replanning_table, REPLANNING_PAIRS, served_capacity, with_ci)
 from .validation import closed_forms, flex_agreement, ramsis_overload_agreement, tail_checks
 from .plugins import UserPolicy, register, registered
 from .zoo import Zoo
@@ -53,7 +53,7 @@ __all__ = ["UserPolicy", "SCALES", "Scale", "get_scale", "CONTENDERS", "WORKLOAD
            "rjiq_split", "TAD_CONTENDERS", "ramsis_policy", "model_switching_choice", "run_point", "load_sweep", "frontier", "regimes", "with_ci", "decision_table",
            "decision_runs", "recommend", "tail_checks", "ramsis_overload_agreement", "fewest_workers",
            "accuracy_target_table", "assumptions_table", "served_capacity", "closed_forms", "flex_agreement",
-           "replanning_table", "REPLANNING", "MEAN_PLANNED", "MONITORED", "batch_cliff",
+           "replanning_table", "REPLANNING_PAIRS", "REPLANNING", "MEAN_PLANNED", "MONITORED", "batch_cliff",
            "sensitivity_runs", "sensitivity_table",
            "knob_table", "claims", "EXPERIMENTS"]
 
