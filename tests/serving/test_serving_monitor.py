@@ -1,10 +1,10 @@
 """Every contender estimating the load (issue 33, item 4): R-JIQ and FLEX on the RAMSIS paper's
 500 ms load monitor, and the overhead knobs (issue 33, item 6), on the neutral simulator.
 
-R-JIQ on the monitor is held to the simpy reference query by query; FLEX (which the reference
-does not model: its check is Shepherd's engine, for one model) is held to its rule, the model of
-every batch being the planner's model for the level the monitor reads when the batch forms,
-computed here from the arrivals alone. With one load level each variant is today's told version,
+R-JIQ on the monitor is held to the simpy reference query by query, FLEX to its plain-Python
+reference (:mod:`infsched.serving.reference_flex`) and to its rule, the model of every batch
+being the planner's model for the level the monitor reads when the batch forms, computed here
+from the arrivals alone. With one load level each variant is today's told version,
 query by query."""
 
 from __future__ import annotations
@@ -114,6 +114,30 @@ def test_flex_on_the_monitor_serves_each_batch_on_its_levels_model(load):
     assert np.unique(res.model[s]).size > 1  # the model did change with the load
     # FLEX's promise holds on every model it switches to: no batch starts late
     assert np.all(res.finish[s] - arr[s] <= SLO + 1e-9)
+
+
+@pytest.mark.parametrize("name", ["flex@monitor", "flex", "flex-np"])
+@pytest.mark.parametrize("load", [0.5, 1.0])
+def test_flex_matches_the_python_reference(name, load):
+    """Random service times (no two completions at one instant: the engine breaks such ties by
+    its heap, the reference does not try to), bursty arrivals, and every overhead on."""
+    arr, rate = _bursty(load, n=2_500, seed=11)
+    cfg = ex.contender_config(name.split("@")[0] if name != "flex@monitor" else name, ZOO, K, SLO,
+                              rate_qps=rate, service="exponential", scale="smoke")
+    over = dict(switch_ms=3.0, dispatch_ms=1.5, preempt_ms=4.0 if cfg.policy == "flex" else 0.0)
+    for kw in ({}, over):
+        c = dataclasses.replace(cfg, **kw)
+        fast, ref = simulate(c, arrivals=arr, seed=3), simulate_reference(c, arrivals=arr, seed=3)
+        np.testing.assert_array_equal(fast.model, ref.model)
+        np.testing.assert_array_equal(fast.bsize[fast.served], ref.bsize[ref.served])
+        np.testing.assert_allclose(fast.finish, ref.finish, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(fast.start[fast.served], ref.start[ref.served], rtol=0, atol=1e-9)
+        assert (fast.n_batches, fast.preemptions) == (ref.n_batches, ref.preemptions)
+        np.testing.assert_array_equal(fast.worker_stats, ref.worker_stats)
+    if cfg.policy == "flex" and load == 1.0:
+        assert fast.preemptions > 0  # the preemption path ran
+    if name == "flex@monitor":
+        assert np.unique(fast.model[fast.served]).size > 1
 
 
 # ------------------------------------------------------------------------------ overheads

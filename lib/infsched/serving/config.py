@@ -66,8 +66,9 @@ class ServingConfig:
     ``switch_ms`` is added to a batch whose model differs from the one its worker ran last (a
     worker's first batch pays nothing: every model is loaded); ``dispatch_ms`` passes between
     a decision and the batch's start (the worker is held from the decision; the policies decide
-    as if it were 0); ``preempt_ms`` (FLEX only, Shepherd §5.2's preemption delay) is added to a
-    batch that preempts a running one.
+    as if it were 0); ``preempt_ms`` (FLEX only: Shepherd §6's preemption delay, the time the
+    preempted batch runs on to its next exit point, Fig. 12) is added to a batch that preempts a
+    running one.
     """
 
     profile: "str | Profile | Zoo"

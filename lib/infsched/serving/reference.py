@@ -242,14 +242,10 @@ def simulate_reference(config: ServingConfig, n: int = 1000, *, rate_qps: float 
                        load: float | None = None, seed: int = 0,
                        arrivals: np.ndarray | None = None) -> Result:
     """The simpy model on the same draws as :func:`.sim.simulate` with the same arguments.
-    FLEX and FLEX-NP are not modelled here: their check is Shepherd's own engines (the fast one
-    and its simpy reference, :mod:`infsched.shepherd`), on Shepherd's scenarios."""
+    FLEX and FLEX-NP run in their own plain-Python loop (:mod:`.reference_flex`); their check on
+    Shepherd's scenarios is Shepherd's own engines (:mod:`infsched.shepherd`)."""
     from ..errors import require
-    from .policies import FLEX_FAMILY
-
-    require(config.policy not in FLEX_FAMILY, "policy", config.policy,
-            "is checked against Shepherd's engines (infsched.shepherd.sim), not this reference")
-    from .policies import SELECT_USER
+    from .policies import FLEX_FAMILY, SELECT_USER
 
     require(config.spec.select != SELECT_USER, "policy", config.policy,
             "is a reader's policy: its loop is checked against the built-in policies it can "
@@ -257,6 +253,10 @@ def simulate_reference(config: ServingConfig, n: int = 1000, *, rate_qps: float 
     if arrivals is None and load is not None:
         rate_qps = load * config.capacity_qps()
     arr, svc, u = draws(config, n, seed, rate_qps=rate_qps, arrivals=arrivals)
+    if config.policy in FLEX_FAMILY:
+        from .reference_flex import simulate_flex_reference
+
+        return simulate_flex_reference(config, arr, svc)
     sys_ = _System(config, arr, svc, u)
     sys_.env.process(sys_.arrivals())
     sys_.env.run()
