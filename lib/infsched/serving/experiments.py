@@ -16,8 +16,8 @@ into means with Student-t intervals; :func:`decision_table` names the winner per
 This module holds the zoo loader, the sweep points and the registered sweeps; the rest by
 group: :mod:`.scales`, :mod:`.streams` (the workloads), :mod:`.contenders` (each paper's policy
 as a ServingConfig, and :func:`judge`), :mod:`.tables` (the chapter's tables and the papers'
-claims) and :mod:`.validation` (closed forms; FLEX against Shepherd's engine), all re-exported
-here.
+claims), :mod:`.validation` (closed forms; FLEX against Shepherd's engine) and
+:mod:`.sensitivity` (burstiness and overheads, issue 33), all re-exported here.
 """
 
 from __future__ import annotations
