@@ -61,7 +61,7 @@ def test_workloads_have_the_asked_mean_rate(workload):
 def test_every_contender_builds_and_runs_on_the_same_arrivals():
     rate = 0.5 * ZOO.capacity_qps(8, 150.0)
     arr = ex.arrivals("poisson", rate, 3_000, np.random.default_rng(0))
-    for c in ex.CONTENDERS + tuple(ex.MEAN_PLANNED):  # (not a reader's policies other tests register)
+    for c in ex.CONTENDERS + tuple(ex.MEAN_PLANNED) + tuple(ex.MONITORED):  # (not a reader's policies)
         cfg = ex.contender_config(c, ZOO, 8, 150.0, rate_qps=rate, profile="ramsis-image", scale="smoke")
         assert isinstance(cfg, ServingConfig)
         res = simulate(cfg, arrivals=arr, seed=0)

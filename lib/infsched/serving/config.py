@@ -56,6 +56,19 @@ class ServingConfig:
     them all). Policy ``"ramsis"`` then takes one MDP policy per level in ``mdp_policy`` (a
     sequence, same slack grid); policy ``"fcfs"`` takes ``plan``, one ``(model, batch cap)`` per
     level (Jellyfish+ and ModelSwitching), its ``model`` and ``max_batch`` being ignored.
+    Policy ``"r-jiq"`` takes one split per level in ``class_p`` (p_RJIQ of each level, TAD paper
+    eq. 4), the one in force read at each routing decision; ``"flex"`` and ``"flex-np"`` take
+    ``plan``, one ``(model, batch cap)`` per level (the model Shepherd's planner provisions for
+    that level), read whenever BATCHGEN forms a batch (issue 33: every contender may estimate
+    the load the same way).
+
+    **Overheads** (issue 33, item 6; all 0 by default, which leaves every output unchanged):
+    ``switch_ms`` is added to a batch whose model differs from the one its worker ran last (a
+    worker's first batch pays nothing: every model is loaded); ``dispatch_ms`` passes between
+    a decision and the batch's start (the worker is held from the decision; the policies decide
+    as if it were 0); ``preempt_ms`` (FLEX only: Shepherd §6's preemption delay, the time the
+    preempted batch runs on to its next exit point, Fig. 12) is added to a batch that preempts a
+    running one.
     """
 
     profile: "str | Profile | Zoo"
@@ -75,6 +88,9 @@ class ServingConfig:
     plan_loads: tuple[float, ...] | None = None
     plan: tuple | None = None
     monitor_window_ms: float = 500.0
+    switch_ms: float = 0.0
+    dispatch_ms: float = 0.0
+    preempt_ms: float = 0.0
 
     def __post_init__(self) -> None:
         zoo = Zoo.of(self.profile)
@@ -101,6 +117,7 @@ class ServingConfig:
         if self.service == "jitter":
             require(zoo.spread is not None, "service", self.service,
                     "needs a profile with a latency spread; this one has none")
+        self._check_overheads()
         self._check_plan_loads()
         cap = (pol.max_batch or zoo.max_batch) if self.max_batch is None else self.max_batch
         require(_is_int(cap) and 1 <= cap <= zoo.max_batch, "max_batch", self.max_batch,
@@ -118,6 +135,21 @@ class ServingConfig:
         self._check_ramsis()
         self._check_flex()
 
+    def _check_overheads(self) -> None:
+        for name in ("switch_ms", "dispatch_ms", "preempt_ms"):
+            v = getattr(self, name)
+            require(isinstance(v, (int, float, np.floating)) and not isinstance(v, bool)
+                    and np.isfinite(v) and v >= 0, name, v, "must be a finite number of ms >= 0")
+            object.__setattr__(self, name, float(v))
+        require(self.preempt_ms == 0.0 or self.policy == "flex", "preempt_ms", self.preempt_ms,
+                "only policy 'flex' preempts (leave it 0 for the others)")
+        from .policies import SELECT_USER
+
+        if POLICIES[self.policy].select == SELECT_USER:  # the plug-in loop has no overheads
+            for name in ("switch_ms", "dispatch_ms"):
+                require(getattr(self, name) == 0.0, name, getattr(self, name),
+                        "a reader's policy runs without overheads (leave it 0)")
+
     def _check_plan_loads(self) -> None:
         pl = self.plan_loads
         require(isinstance(self.monitor_window_ms, (int, float, np.floating))
@@ -127,8 +159,9 @@ class ServingConfig:
         if pl is None:
             require(self.plan is None, "plan", "<given>", "needs plan_loads (the load levels it plans for)")
             return
-        require(self.policy in ("fcfs", "ramsis"), "plan_loads", pl,
-                "only policies 'fcfs' (Jellyfish+, ModelSwitching) and 'ramsis' re-plan per load level")
+        require(self.policy in ("fcfs", "ramsis", "r-jiq") + FLEX_FAMILY, "plan_loads", pl,
+                "only policies 'fcfs' (Jellyfish+, ModelSwitching), 'ramsis', 'r-jiq', 'flex' "
+                "and 'flex-np' re-plan per load level")
         try:
             x = np.asarray(pl, dtype=float).ravel()
         except (TypeError, ValueError):
@@ -137,9 +170,9 @@ class ServingConfig:
                 and bool(np.all(np.diff(x) > 0)), "plan_loads", pl,
                 "must be finite loads (queries/s) > 0, strictly increasing")
         object.__setattr__(self, "plan_loads", tuple(x.tolist()))
-        if self.policy == "ramsis":
-            require(self.plan is None, "plan", "<given>", "policy 'ramsis' takes its per-level "
-                    "policies in mdp_policy")
+        if self.policy in ("ramsis", "r-jiq"):
+            require(self.plan is None, "plan", "<given>", f"policy {self.policy!r} takes its per-level "
+                    + ("policies in mdp_policy" if self.policy == "ramsis" else "splits in class_p"))
             return
         zoo = self.zoo
         plan = self.plan
@@ -177,6 +210,11 @@ class ServingConfig:
             return
         levels = self.plan_loads is not None
         pols = self.mdp_policy
+        if (levels and isinstance(pols, tuple) and len(pols) == 3
+                and all(isinstance(x, np.ndarray) for x in pols) and pols[1].ndim == 3):
+            # the checked form this method stores ((grid, (P, N+1, J), (P, N+1, J))): a copy of a
+            # config (dataclasses.replace) passes it back, one policy per level
+            pols = [(pols[0], pols[1][p], pols[2][p]) for p in range(pols[1].shape[0])]
         if levels:
             ok = not isinstance(pols, str) and hasattr(pols, "__len__") and len(pols) == len(self.plan_loads)
             require(ok, "mdp_policy", type(pols).__name__,
@@ -242,11 +280,26 @@ class ServingConfig:
             raise InfeasibleError(f"a_star = {a!r} exceeds the most accurate worker model, {best:g}")
         if rjiq:
             n_cls = len(set(wm))
-            p = np.asarray(self.class_p, dtype=float).ravel() if not isinstance(self.class_p, str) else np.empty(0)
-            require(p.size == n_cls and bool(np.all(np.isfinite(p)) and np.all(p >= 0))
-                    and abs(p.sum() - 1.0) <= 1e-9, "class_p", self.class_p,
-                    f"must be {n_cls} probabilities (one per server class, fastest first) summing to 1")
-            object.__setattr__(self, "class_p", tuple(p.tolist()))
+            splits = [self.class_p]
+            if self.plan_loads is not None:  # one split per load level
+                P = len(self.plan_loads)
+                ok = not isinstance(self.class_p, str) and hasattr(self.class_p, "__len__") \
+                    and len(self.class_p) == P
+                require(ok, "class_p", self.class_p,
+                        f"with plan_loads, must hold one split per load level ({P})")
+                splits = list(self.class_p)
+            rows = []
+            for sp in splits:
+                try:
+                    p = np.asarray(sp, dtype=float).ravel() if not isinstance(sp, str) else np.empty(0)
+                except (TypeError, ValueError):
+                    p = np.empty(0)
+                require(p.size == n_cls and bool(np.all(np.isfinite(p)) and np.all(p >= 0))
+                        and abs(p.sum() - 1.0) <= 1e-9, "class_p", self.class_p,
+                        f"must be {n_cls} probabilities (one per server class, fastest first) summing "
+                        "to 1" + (", per load level" if self.plan_loads is not None else ""))
+                rows.append(tuple(p.tolist()))
+            object.__setattr__(self, "class_p", tuple(rows) if self.plan_loads is not None else rows[0])
         self.layout()  # fails now if the accuracies cannot be held exactly
 
     def layout(self) -> dict[str, np.ndarray]:
@@ -256,7 +309,7 @@ class ServingConfig:
         ``d`` (C,) = a_k − a* as int64 in units of 1/``scale`` (TAD's Δ is exact: a float Δ
         drifts and flips the allowed set, spec tad §3.0)."""
         K = self.workers
-        none = dict(tup=np.zeros((0, 6), np.int64), cum_p=np.ones(1), grid=np.zeros(1),
+        none = dict(tup=np.zeros((0, 6), np.int64), cum_p=np.ones((1, 1)), grid=np.zeros(1),
                     pmodel=np.zeros((1, 1, 1), np.int64), pbatch=np.ones((1, 1, 1), np.int64),
                     fallback=np.array(self.zoo.fastest), plan_loads=np.zeros(0),
                     plan_model=np.zeros(0, np.int64), plan_cap=np.zeros(0, np.int64))
@@ -287,9 +340,9 @@ class ServingConfig:
         d = np.array([round(x * scale) for x in acc], np.int64) - round(float(self.a_star) * scale)
         if self.policy == "tad-op":
             none["tup"] = self._tadop_tuples(classes, start)
-        if self.policy == "r-jiq":
-            none["cum_p"] = np.cumsum(np.asarray(self.class_p, float))
-            none["cum_p"][-1] = 1.0
+        if self.policy == "r-jiq":  # (P, C): one cumulative split per load level (P = 1: told)
+            none["cum_p"] = np.cumsum(np.atleast_2d(np.asarray(self.class_p, float)), axis=1)
+            none["cum_p"][:, -1] = 1.0
         return dict(worker_model=wm, worker_class=wc, cls_start=start, cls_members=members, d=d,
                     scale=np.array(float(scale)), **none)
 

@@ -17,19 +17,19 @@ from ..errors import one_of, require
 from ..profiles import PROFILE_NAMES, pareto_mask
 from ..workload import poisson_arrivals
 from .config import ServingConfig
-from .labels import CONTENDERS, LABELS, MEAN_PLANNED
+from .labels import CONTENDERS, LABELS, MEAN_PLANNED, MONITORED
 from .scales import get_scale
 from .sim import DEADLINE_TOL_MS, simulate
 from .zoo import Zoo
 
-__all__ = ["LABELS", "CONTENDERS", "TAD_CONTENDERS", "REPLANNING", "MEAN_PLANNED", "tad_split",
+__all__ = ["LABELS", "CONTENDERS", "TAD_CONTENDERS", "REPLANNING", "MEAN_PLANNED", "MONITORED", "tad_split",
            "rjiq_split", "jellyfish_choice", "ramsis_policy", "model_switching_choice",
            "contender_config", "judge"]
 
 #: the λ-planned contenders that re-plan per load level (a 500 ms load monitor, as in RAMSIS)
 REPLANNING = ("ramsis", "jellyfish+", "modelswitching")
 #: the contenders from the TAD paper: server classes from :func:`tad_split`, knob a*
-TAD_CONTENDERS = ("tad", "tad-batch", "tad-op", "r-jiq")
+TAD_CONTENDERS = ("tad", "tad-batch", "tad-op", "r-jiq", "r-jiq@monitor")
 
 
 def tad_split(zoo: Zoo, workers: int, a_star: float, slo_ms: float) -> tuple[str, ...]:
@@ -166,16 +166,23 @@ def model_switching_choice(zoo: Zoo, workers: int, slo_ms: float, rate_qps: floa
 
 def contender_config(name: str, zoo: Zoo, workers: int, slo_ms: float, *, rate_qps: float,
                      a_star: float = 76.0, service: str = "deterministic", profile: str | None = None,
-                     scale: str = "default") -> ServingConfig:
+                     scale: str = "default", overheads: dict | None = None) -> ServingConfig:
     """The configuration contender ``name`` runs with when it plans for ``slo_ms`` (and, for
     TAD, targets ``a_star``); ``rate_qps`` is the mean load, read only by the contenders planned
     for it (R-JIQ, FLEX's model, the ``@mean`` variants). RAMSIS, Jellyfish+ and ModelSwitching
     re-plan as the RAMSIS paper runs them: one plan per load level of the scale's
     ``plan_levels`` (shares of the capacity at ``slo_ms``), the one in force picked by the rate
-    over the last 500 ms. RAMSIS needs the ``profile`` name (its solver reads the profile);
-    ``scale`` sets the levels, RAMSIS's grid and ModelSwitching's search length."""
+    over the last 500 ms; ``r-jiq@monitor`` and ``flex@monitor`` do the same with R-JIQ's split
+    and FLEX's model (issue 33). RAMSIS needs the ``profile`` name (its solver reads the profile);
+    ``scale`` sets the levels, RAMSIS's grid and ModelSwitching's search length.
+    ``overheads``: :class:`ServingConfig`'s ``switch_ms``, ``dispatch_ms`` and ``preempt_ms``
+    (the last one FLEX's only; the others ignore it) for the run; the plans ignore them all."""
     one_of("contender", name, tuple(LABELS))
     common = dict(workers=workers, slo_ms=slo_ms, service=service)
+    for k, v in (overheads or {}).items():
+        one_of("overheads", k, ("switch_ms", "dispatch_ms", "preempt_ms"))
+        if k != "preempt_ms" or name in ("flex", "flex@monitor"):
+            common[k] = v
     from .plugins import registered
 
     if name in registered():  # a reader's policy (infsched.serving.plugins): plans for slo_ms
@@ -187,6 +194,11 @@ def contender_config(name: str, zoo: Zoo, workers: int, slo_ms: float, *, rate_q
         m = planner_model(zoo, workers, slo_ms, rate_qps)
         return ServingConfig(zoo, policy=name, model=zoo.names[m], **common)
     levels = tuple(x * zoo.capacity_qps(workers, slo_ms) for x in sc.plan_levels)
+    if name == "flex@monitor":  # the planner's model for each level, read when a batch forms
+        from .flex import planner_model
+
+        plan = tuple((zoo.names[planner_model(zoo, workers, slo_ms, x)], zoo.max_batch) for x in levels)
+        return ServingConfig(zoo, policy="flex", plan_loads=levels, plan=plan, **common)
     if name in ("ramsis", "ramsis@mean"):
         require(profile is not None, "profile", profile, "RAMSIS needs the profile's name")
         if name == "ramsis@mean":
@@ -202,11 +214,15 @@ def contender_config(name: str, zoo: Zoo, workers: int, slo_ms: float, *, rate_q
         return ServingConfig(zoo, policy="fcfs", plan_loads=levels, plan=plan, **common)
     if name in ("most-accurate", "fastest", "slack-accurate", "batch-greedy"):
         return ServingConfig(zoo, policy=name, **common)
-    if name in ("tad-op", "r-jiq"):
+    if name in ("tad-op", "r-jiq", "r-jiq@monitor"):
         wm = tad_split(zoo, workers, a_star, slo_ms)
         cfg = ServingConfig(zoo, policy="tad-op", a_star=a_star, worker_models=wm, **common)
         if name == "tad-op":
             return cfg
+        if name == "r-jiq@monitor":  # p_RJIQ of each level, read at each routing decision
+            sp = cfg.system_params()
+            return ServingConfig(zoo, policy="r-jiq", a_star=a_star, worker_models=wm, plan_loads=levels,
+                                 class_p=tuple(rjiq_split(sp, a_star, x, workers) for x in levels), **common)
         return ServingConfig(zoo, policy="r-jiq", a_star=a_star, worker_models=wm,
                              class_p=rjiq_split(cfg.system_params(), a_star, rate_qps, workers), **common)
     if name in ("tad", "tad-batch"):

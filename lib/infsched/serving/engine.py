@@ -150,16 +150,26 @@ def _flex_take(w, V, ist, preempt, now, fq, fh, fe, gmem, gsize, tmp, back, arr,
 
 @njit(cache=True)
 def _flex_start(v, V, ist, preempt, now, fq, fh, fe, gmem, gsize, tmp, back, arr, slo, lrow, mf,
-                start, finish, model, bsize, wstat, service, svc, nb, spread, levels, ht, hs, hsize):
+                start, finish, model, bsize, wstat, service, svc, nb, spread, levels, ht, hs, hsize,
+                wprev, over):
     """Start the window ``[ist, ist + V)`` on worker ``v`` (preempting its batch if ``preempt``):
     take it (:func:`_flex_take`), time it, record it, and put its completion in the heap (a
-    preempted batch's completion leaves it). Returns (queue head, batches, heap size)."""
+    preempted batch's completion leaves it). ``over`` = (switch, dispatch, preemption) costs in
+    ms (issue 33, item 6): the batch starts ``dispatch`` after the decision and is lengthened by
+    ``switch`` if its model differs from the worker's previous batch's, and by ``preemption`` if
+    it preempts. Returns (queue head, batches, heap size)."""
     fh = _flex_take(v, V, ist, preempt, now, fq, fh, fe, gmem, gsize, tmp, back, arr, slo,
                     lrow[0], start, finish, model, wstat)
-    end = now + lrow[V - 1] * _multiplier(service, svc, nb, spread, levels, mf, V)
+    t0 = now + over[1]
+    extra = over[0] if (wprev[v] >= 0 and wprev[v] != mf) else 0.0
+    if preempt:
+        extra += over[2]
+    # (with every overhead 0 these are the same floats as now + l(m, V) x draw)
+    end = t0 + lrow[V - 1] * _multiplier(service, svc, nb, spread, levels, mf, V) + extra
+    wprev[v] = mf
     for q in range(V):
         j = gmem[v, q]
-        start[j] = now
+        start[j] = t0
         finish[j] = end
         model[j] = mf
         bsize[j] = V
@@ -174,7 +184,8 @@ def _flex_start(v, V, ist, preempt, now, fq, fh, fe, gmem, gsize, tmp, back, arr
 
 @njit(cache=True)
 def run_flex(arr, slo, lat, K, mf, cap, service, svc, spread, levels, preempt, lam,
-              start, finish, model, bsize, wstat):
+              start, finish, model, bsize, wstat, plan_loads, plan_model, plan_cap, window,
+              switch_ms, dispatch_ms, preempt_ms):
     """FLEX's event loop (Shepherd Algorithms 1-2, spec shepherd §2.2) on model ``mf``: the
     central queue is an array ``fq[fh:fe]`` of query indices in deadline order, each worker's
     running batch ``gmem[w, :gsize[w]]``. A completion frees its worker, which starts BATCHGEN;
@@ -183,8 +194,12 @@ def run_flex(arr, slo, lat, K, mf, cap, service, svc, spread, levels, preempt, l
     ascending ``|B_c|`` then index, BATCHGEN over the queue and their running batch: the first
     whose batch reaches ``λ |B_c|`` is preempted and the pass re-runs (at most ``K`` times).
     ``wstat[w]`` (K, 3) receives per worker the queries of its completed batches, the queries of
-    its preempted batches and its number of preemptions. Returns the number of batches started
-    (preempted ones included)."""
+    its preempted batches and its number of preemptions. With ``plan_loads`` (P,) FLEX
+    estimates the load as the re-planning contenders do (issue 33): at every event the arrivals
+    of the last ``window`` ms give the level ``p``, and BATCHGEN, the drop rule and the
+    preemption rule of that event run on model ``plan_model[p]`` with cap ``plan_cap[p]``
+    (``cap`` must be at least every ``plan_cap``: it sizes the batches' arrays). Overheads:
+    see :func:`_flex_start`. Returns the number of batches started (preempted ones included)."""
     n = arr.size
     busy = np.zeros(K, np.bool_)
     n_idle = K
@@ -203,6 +218,10 @@ def run_flex(arr, slo, lat, K, mf, cap, service, svc, spread, levels, preempt, l
     cand = np.empty(K, np.int64)
     lrow = lat[mf]
     l1 = lrow[0]
+    wcap = cap
+    mlo = 0  # the load monitor (plan_loads): arrivals arr[mlo:i] arrived in (now - window, now]
+    wprev = np.full(K, -1, np.int64)  # each worker's previous model (switch cost)
+    over = np.array([switch_ms, dispatch_ms, preempt_ms])
     while i < n or hsize > 0:
         if hsize > 0 and (i >= n or ht[0] <= arr[i]):
             # completion (Algorithm 1 lines 4-8): the freed worker starts BATCHGEN
@@ -213,12 +232,19 @@ def run_flex(arr, slo, lat, K, mf, cap, service, svc, spread, levels, preempt, l
             gsize[w] = 0
             busy[w] = False
             n_idle += 1
+            if plan_loads is not None:  # the model of the level in force (issue 33)
+                p, mlo = _level(plan_loads, arr, mlo, i, now, window)
+                mf = plan_model[p]
+                wcap = plan_cap[p]
+                lrow = lat[mf]
+                l1 = lrow[0]
             fh = _flex_drop(fq, fh, fe, arr, slo, l1, now, start, finish, model)
-            V, ist = flex_candidate(fq, fh, fe - fh, tmp, 0, arr, slo, lrow, now, cap)
+            V, ist = flex_candidate(fq, fh, fe - fh, tmp, 0, arr, slo, lrow, now, wcap)
             if V > 0:
                 fh, nb, hsize = _flex_start(w, V, ist, False, now, fq, fh, fe, gmem, gsize, tmp,
                                             back, arr, slo, lrow, mf, start, finish, model, bsize,
-                                            wstat, service, svc, nb, spread, levels, ht, hs, hsize)
+                                            wstat, service, svc, nb, spread, levels, ht, hs, hsize,
+                                            wprev, over)
                 busy[w] = True
                 n_idle -= 1
             continue
@@ -228,6 +254,12 @@ def run_flex(arr, slo, lat, K, mf, cap, service, svc, spread, levels, preempt, l
             fq[fe] = i
             fe += 1
             i += 1
+        if plan_loads is not None:  # the level once per arrival event, these arrivals counted
+            p, mlo = _level(plan_loads, arr, mlo, i, now, window)
+            mf = plan_model[p]
+            wcap = plan_cap[p]
+            lrow = lat[mf]
+            l1 = lrow[0]
         rerun = 0
         while True:
             nc_ = 0  # the busy workers at the start of the pass: preemption candidates
@@ -241,13 +273,13 @@ def run_flex(arr, slo, lat, K, mf, cap, service, svc, spread, levels, preempt, l
                 for v in range(K):
                     if busy[v]:
                         continue
-                    V, ist = flex_candidate(fq, fh, fe - fh, tmp, 0, arr, slo, lrow, now, cap)
+                    V, ist = flex_candidate(fq, fh, fe - fh, tmp, 0, arr, slo, lrow, now, wcap)
                     if V == 0:
                         break
                     fh, nb, hsize = _flex_start(v, V, ist, False, now, fq, fh, fe, gmem, gsize,
                                                 tmp, back, arr, slo, lrow, mf, start, finish, model,
                                                 bsize, wstat, service, svc, nb, spread, levels, ht,
-                                                hs, hsize)
+                                                hs, hsize, wprev, over)
                     busy[v] = True
                     n_idle -= 1
             if nc_ == 0:
@@ -255,12 +287,12 @@ def run_flex(arr, slo, lat, K, mf, cap, service, svc, spread, levels, preempt, l
             # a batch from the queue and B_c has at most ub + |B_c| queries (and cap): only
             # workers with λ|B_c| <= min(cap, ub + |B_c|) can be preempted (exact pruning)
             fh = _flex_drop(fq, fh, fe, arr, slo, l1, now, start, finish, model)
-            ub, _ = flex_candidate(fq, fh, fe - fh, tmp, 0, arr, slo, lrow, now, cap)
+            ub, _ = flex_candidate(fq, fh, fe - fh, tmp, 0, arr, slo, lrow, now, wcap)
             m_ = 0
             for c in range(nc_):
                 v = cand[c]
                 kc = gsize[v]
-                if lam * kc <= cap and lam * kc <= ub + kc:
+                if lam * kc <= wcap and lam * kc <= ub + kc:
                     p = m_  # insertion by (|B_c|, index): the visiting order
                     while p > 0 and gsize[cand[p - 1]] > kc:
                         cand[p] = cand[p - 1]
@@ -271,12 +303,12 @@ def run_flex(arr, slo, lat, K, mf, cap, service, svc, spread, levels, preempt, l
             for c in range(m_):
                 v = cand[c]
                 kc = gsize[v]
-                V, ist = flex_candidate(fq, fh, fe - fh, gmem[v], kc, arr, slo, lrow, now, cap)
+                V, ist = flex_candidate(fq, fh, fe - fh, gmem[v], kc, arr, slo, lrow, now, wcap)
                 if V > 0 and V >= lam * kc:  # the preemption rule (Algorithm 1 line 16)
                     fh, nb, hsize = _flex_start(v, V, ist, True, now, fq, fh, fe, gmem, gsize,
                                                 tmp, back, arr, slo, lrow, mf, start, finish, model,
                                                 bsize, wstat, service, svc, nb, spread, levels, ht,
-                                                hs, hsize)
+                                                hs, hsize, wprev, over)
                     restart = True
                     break
             if not restart or rerun == K:
@@ -293,7 +325,7 @@ def run_flex(arr, slo, lat, K, mf, cap, service, svc, spread, levels, preempt, l
 def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, worker_model, cap,
         service, svc, spread, levels, u_route, worker_class, cls_start, cls_members, d, tup, cum_p,
         grid, pmodel, pbatch, fallback, start, finish, model, bsize, plan_loads, plan_model,
-        plan_cap, window, slope):
+        plan_cap, window, slope, switch_ms, dispatch_ms):
     """Simulate ``arr.size`` queries (arrival times ``arr`` in ms, sorted) on ``K`` workers.
 
     ``worker_model[w]`` is the model a fixed-model policy runs on worker ``w``; the class arrays
@@ -309,8 +341,12 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
     above it (the last above them all); RAMSIS then reads ``pmodel[p]``, ``pbatch[p]`` (its
     policies are (P, N+1, J)), a fixed-model policy ``plan_model[p]`` with cap ``plan_cap[p]``.
     ``slope`` (M,) extends ``l(m, b)`` past the table's largest batch (RAMSIS's fallback on a
-    queue longer than its N serves it whole, as the RAMSIS engine does). Returns ``(number of
-    batches, final Δ, min Δ)`` (Δ in ``d``'s units; 0 without TAD).
+    queue longer than its N serves it whole, as the RAMSIS engine does). R-JIQ's ``cum_p`` is
+    (P, C): with ``plan_loads`` each arrival is routed with the split of the level its own
+    arrival completes (the monitor counts it), else row 0. Overheads (issue 33, item 6):
+    ``switch_ms`` lengthens a batch whose model differs from its worker's previous batch's, and
+    ``dispatch_ms`` delays a batch's start after the decision (the worker is held meanwhile).
+    Returns ``(number of batches, final Δ, min Δ)`` (Δ in ``d``'s units; 0 without TAD).
     """
     n = arr.size
     central = queue == QUEUE_CENTRAL
@@ -334,6 +370,7 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
     nb = 0
     i = 0
     mlo = 0  # the load monitor: arrivals arr[mlo:i] arrived in (now - window, now]
+    wprev = np.full(K, -1, np.int64)  # each worker's previous model (-1: none yet; switch cost)
     while i < n or hsize > 0:
         if hsize > 0 and (i >= n or ht[0] <= arr[i]):
             now = ht[0]
@@ -360,7 +397,10 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
                 elif routing == ROUTE_TADOP:
                     w, k = route_tadop(delta, tup, cidle, cls_start, cls_members, busy, u_route[i])
                 else:
-                    w, k = route_rjiq(cum_p, cidle, cls_start, cls_members, busy, u_route[i])
+                    pr = 0
+                    if plan_loads is not None:  # R-JIQ on the monitor: the split of the level now
+                        pr, mlo = _level(plan_loads, arr, mlo, i + 1, now, window)
+                    w, k = route_rjiq(cum_p[pr], cidle, cls_start, cls_members, busy, u_route[i])
                 delta += d[k]
                 min_delta = min(min_delta, delta)
                 q = w
@@ -405,11 +445,15 @@ def run(arr, slo, lat, by_accuracy, fastest, K, queue, routing, select_code, wor
                 wcap = plan_cap[p]
         m, b = select(select_code, slo - (now - arr[qhead[q]]), qlen[q], lat, by_accuracy,
                       fixed, wcap, fastest, grid, pmodel, pbatch, fallback, p)
-        end = now + _batch_latency(lat, slope, m, b) * _multiplier(service, svc, nb, spread, levels, m, b)
+        # (with both overheads 0 the sums below are the same floats as now + l(m, b) x draw)
+        t0 = now + dispatch_ms
+        extra = switch_ms if (wprev[w] >= 0 and wprev[w] != m) else 0.0
+        end = t0 + _batch_latency(lat, slope, m, b) * _multiplier(service, svc, nb, spread, levels, m, b) + extra
+        wprev[w] = m
         nb += 1
         for _ in range(b):
             j = qhead[q]
-            start[j] = now
+            start[j] = t0
             finish[j] = end
             model[j] = m
             bsize[j] = b

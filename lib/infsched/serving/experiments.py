@@ -16,8 +16,8 @@ into means with Student-t intervals; :func:`decision_table` names the winner per
 This module holds the zoo loader, the sweep points and the registered sweeps; the rest by
 group: :mod:`.scales`, :mod:`.streams` (the workloads), :mod:`.contenders` (each paper's policy
 as a ServingConfig, and :func:`judge`), :mod:`.tables` (the chapter's tables and the papers'
-claims) and :mod:`.validation` (closed forms; FLEX against Shepherd's engine), all re-exported
-here.
+claims), :mod:`.validation` (closed forms; FLEX against Shepherd's engine) and
+:mod:`.sensitivity` (burstiness and overheads, issue 33), all re-exported here.
 """
 
 from __future__ import annotations
@@ -36,14 +36,14 @@ from ..errors import config_error, one_of, require
 from ..profiles import PROFILE_NAMES
 from ..sweep import default_processes, point_seed, run_sweep
 from .config import ServingConfig
-from .contenders import (CONTENDERS, LABELS, MEAN_PLANNED, REPLANNING, TAD_CONTENDERS,
+from .contenders import (CONTENDERS, LABELS, MEAN_PLANNED, MONITORED, REPLANNING, TAD_CONTENDERS,
                          contender_config, jellyfish_choice, judge, model_switching_choice,
                          ramsis_policy, rjiq_split, tad_split)
 from .scales import SCALES, Scale, get_scale
 from .sim import simulate
 from .streams import WORKLOADS, arrivals
 from .tables import (accuracy_target_table, assumptions_table, batch_cliff, claims, decision_table,
-                     knob_table, recommend, replanning_table, served_capacity, with_ci)
+                     knob_table, recommend, replanning_table, REPLANNING_PAIRS, served_capacity, with_ci)
 from .validation import closed_forms, flex_agreement, ramsis_overload_agreement, tail_checks
 from .plugins import UserPolicy, register, registered
 from .zoo import Zoo
@@ -53,7 +53,8 @@ __all__ = ["UserPolicy", "SCALES", "Scale", "get_scale", "CONTENDERS", "WORKLOAD
            "rjiq_split", "TAD_CONTENDERS", "ramsis_policy", "model_switching_choice", "run_point", "load_sweep", "frontier", "regimes", "with_ci", "decision_table",
            "decision_runs", "recommend", "tail_checks", "ramsis_overload_agreement", "fewest_workers",
            "accuracy_target_table", "assumptions_table", "served_capacity", "closed_forms", "flex_agreement",
-           "replanning_table", "REPLANNING", "MEAN_PLANNED", "batch_cliff",
+           "replanning_table", "REPLANNING_PAIRS", "REPLANNING", "MEAN_PLANNED", "MONITORED", "batch_cliff",
+           "sensitivity_runs", "sensitivity_table",
            "knob_table", "claims", "EXPERIMENTS"]
 
 # ------------------------------------------------------------------------------ the system
@@ -389,8 +390,11 @@ def regimes(scale: str = "default", seed: int = 0, *, slo_ms: float = 150.0, K: 
     return pd.concat(frames, ignore_index=True)
 
 
+from .sensitivity import sensitivity_runs, sensitivity_table  # noqa: E402 (it reads this module's helpers)
+
 EXPERIMENTS: dict[str, Callable[..., object]] = {
     "decision_runs": decision_runs,
+    "sensitivity_runs": sensitivity_runs,
     "load_sweep": load_sweep,
     "frontier": frontier,
     "regimes": regimes,

@@ -4,7 +4,7 @@ policies to the labels and refuses their names for a new policy), so neither imp
 
 from __future__ import annotations
 
-__all__ = ["LABELS", "CONTENDERS", "MEAN_PLANNED"]
+__all__ = ["LABELS", "CONTENDERS", "MEAN_PLANNED", "MONITORED"]
 
 #: contender -> its display name (also its plotting style key)
 LABELS: dict[str, str] = {
@@ -25,6 +25,10 @@ LABELS: dict[str, str] = {
 #: variants planned once, for the stream's mean rate: what re-planning buys (not in the sweeps)
 MEAN_PLANNED: dict[str, str] = {"ramsis@mean": "RAMSIS (mean λ)", "jellyfish+@mean": "Jellyfish+ (mean λ)",
                                  "modelswitching@mean": "ModelSwitching (mean λ)"}
+#: variants of the contenders told the mean rate that estimate it instead, from the RAMSIS
+#: paper's 500 ms monitor (issue 33: every contender gets the same information; not in the sweeps)
+MONITORED: dict[str, str] = {"r-jiq@monitor": "R-JIQ (monitor)", "flex@monitor": "FLEX (monitor)"}
 #: the built-in contenders, in the order the chapter lists them
 CONTENDERS: tuple[str, ...] = tuple(LABELS)
 LABELS.update(MEAN_PLANNED)
+LABELS.update(MONITORED)

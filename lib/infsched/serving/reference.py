@@ -43,7 +43,8 @@ class _System:
                         for k in range(lay["cls_start"].size - 1)]
         self.d = [int(x) for x in lay["d"]]
         self.tuples = lay["tup"].tolist()   # TAD-OP: [proper, lo, hi, pick, pos.., neg..]
-        self.cum_p = lay["cum_p"].tolist()  # R-JIQ
+        self.cum_p = lay["cum_p"].tolist()  # R-JIQ: one cumulative split per load level
+        self.prev = [-1] * K  # each worker's previous model (the switch cost)
         self.scale = float(lay["scale"])
         self.delta = self.min_delta = 0
         n = arr.size
@@ -105,11 +106,13 @@ class _System:
         return self.in_class(k, x - k), k
 
     def route_rjiq(self, i: int) -> tuple[int, int]:
-        """R-JIQ (TAD paper eq. 4): a class drawn from p, then JIQ inside it."""
+        """R-JIQ (TAD paper eq. 4): a class drawn from p, then JIQ inside it; with load levels,
+        p of the level the monitor reads now (this arrival counted)."""
         u = self.u[i]
-        k = next((c for c, cp in enumerate(self.cum_p) if u < cp), len(self.cum_p) - 1)
-        lo = self.cum_p[k - 1] if k > 0 else 0.0
-        hi = self.cum_p[k]
+        cum_p = self.cum_p[self.level()]
+        k = next((c for c, cp in enumerate(cum_p) if u < cp), len(cum_p) - 1)
+        lo = cum_p[k - 1] if k > 0 else 0.0
+        hi = cum_p[k]
         rest = (u - lo) / (hi - lo) if hi > lo else 0.0
         return self.in_class(k, min(max(rest, 0.0), 1.0)), k
 
@@ -204,10 +207,15 @@ class _System:
         return 1.0
 
     def serve(self, w: int, m: int, batch: list[int], k: int):
-        now = self.env.now
-        end = now + self.zoo.batch_latency(m, len(batch)) * self.multiplier(k, m, len(batch))
+        """The batch starts ``dispatch_ms`` after the decision (the worker held meanwhile) and
+        takes ``switch_ms`` longer if its model is not the one the worker ran last."""
+        cfg = self.cfg
+        begin = self.env.now + cfg.dispatch_ms
+        switch = cfg.switch_ms if self.prev[w] not in (-1, m) else 0.0
+        self.prev[w] = m
+        end = begin + self.zoo.batch_latency(m, len(batch)) * self.multiplier(k, m, len(batch)) + switch
         for j in batch:
-            self.start[j], self.finish[j], self.model[j], self.bsize[j] = now, end, m, len(batch)
+            self.start[j], self.finish[j], self.model[j], self.bsize[j] = begin, end, m, len(batch)
         yield timeout_at(self.env, end)
         self.busy[w] = False
         if self.cfg.queue != "central":
@@ -234,14 +242,10 @@ def simulate_reference(config: ServingConfig, n: int = 1000, *, rate_qps: float 
                        load: float | None = None, seed: int = 0,
                        arrivals: np.ndarray | None = None) -> Result:
     """The simpy model on the same draws as :func:`.sim.simulate` with the same arguments.
-    FLEX and FLEX-NP are not modelled here: their check is Shepherd's own engines (the fast one
-    and its simpy reference, :mod:`infsched.shepherd`), on Shepherd's scenarios."""
+    FLEX and FLEX-NP run in their own plain-Python loop (:mod:`.reference_flex`); their check on
+    Shepherd's scenarios is Shepherd's own engines (:mod:`infsched.shepherd`)."""
     from ..errors import require
-    from .policies import FLEX_FAMILY
-
-    require(config.policy not in FLEX_FAMILY, "policy", config.policy,
-            "is checked against Shepherd's engines (infsched.shepherd.sim), not this reference")
-    from .policies import SELECT_USER
+    from .policies import FLEX_FAMILY, SELECT_USER
 
     require(config.spec.select != SELECT_USER, "policy", config.policy,
             "is a reader's policy: its loop is checked against the built-in policies it can "
@@ -249,6 +253,10 @@ def simulate_reference(config: ServingConfig, n: int = 1000, *, rate_qps: float 
     if arrivals is None and load is not None:
         rate_qps = load * config.capacity_qps()
     arr, svc, u = draws(config, n, seed, rate_qps=rate_qps, arrivals=arrivals)
+    if config.policy in FLEX_FAMILY:
+        from .reference_flex import simulate_flex_reference
+
+        return simulate_flex_reference(config, arr, svc)
     sys_ = _System(config, arr, svc, u)
     sys_.env.process(sys_.arrivals())
     sys_.env.run()

@@ -41,6 +41,10 @@ class Scale:
     decision_a_stars: tuple[float, ...] = (70.0, 74.0, 78.0, 82.0)
     decision_seeds: tuple[int, int] = (2, 3)
     decision_n: int = 50_000
+    # the burstiness and overheads sweep (issue 33, item 6): queries per run, seeds, loads
+    sens_n: int = 40_000
+    sens_seeds: int = 5
+    sens_loads: tuple[float, ...] = (0.9,)
 
 
 SCALES: dict[str, Scale] = {
@@ -49,7 +53,7 @@ SCALES: dict[str, Scale] = {
                    slo_factors=(0.5, 1.0), a_stars=(74.0, 82.0), plan_levels=(0.3, 0.6, 0.9, 1.2),
                    decision_workloads=("poisson",), decision_loads=(0.5, 1.1), decision_slos=(1.0,),
                    decision_factors=(0.8, 1.0), decision_a_stars=(74.0, 82.0), decision_seeds=(1, 2),
-                   decision_n=3_000),
+                   decision_n=3_000, sens_n=2_000, sens_seeds=2),
     # the rendered book: a few minutes on 2 cores
     "default": Scale(n=100_000, seeds=5, twitter_interval_s=2.0, ramsis_d=20, ms_queries=30_000, loads=(0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2),
                      frontier_loads=(0.3, 0.9),
@@ -64,7 +68,8 @@ SCALES: dict[str, Scale] = {
                    decision_workloads=("poisson", "mmpp", "twitter"),
                    decision_loads=(0.1, 0.3, 0.5, 0.7, 0.9, 1.0, 1.1, 1.2), decision_slos=(2 / 3, 1.0, 2.0),
                    decision_factors=(0.4, 0.6, 0.8, 1.0, 1.5), decision_a_stars=(70.0, 74.0, 76.0, 78.0, 80.0, 82.0),
-                   decision_seeds=(3, 7), decision_n=200_000),
+                   decision_seeds=(3, 7), decision_n=200_000,
+                   sens_n=100_000, sens_seeds=10, sens_loads=(0.6, 0.9)),
 }
 
 

@@ -164,10 +164,13 @@ def simulate(config: ServingConfig, n: int = 100_000, *, rate_qps: float | None 
                       finish, model, bsize)
         delta = min_delta = 0
     elif config.policy in FLEX_FAMILY:  # FLEX's own event loop (it preempts)
+        cap = max([config.max_batch] + [c for _, c in (config.plan or ())])  # sizes the batch arrays
         nb, delta, min_delta = engine.run_flex(
-            arr, config.slo_ms, zoo.latency_ms, config.workers, config.model_index, config.max_batch,
+            arr, config.slo_ms, zoo.latency_ms, config.workers, config.model_index, cap,
             SERVICES[config.service], svc, spread, np.asarray(QUANTILE_LEVELS), config.spec.preempt,
-            float(config.lam), start, finish, model, bsize, wstat), 0, 0
+            float(config.lam), start, finish, model, bsize, wstat,
+            lay["plan_loads"] if lay["plan_loads"].size else None, lay["plan_model"], lay["plan_cap"],
+            float(config.monitor_window_ms), config.switch_ms, config.dispatch_ms, config.preempt_ms), 0, 0
     else:
         nb, delta, min_delta = engine.run(
             arr, config.slo_ms, zoo.latency_ms, by_acc, zoo.fastest, config.workers,
@@ -176,7 +179,7 @@ def simulate(config: ServingConfig, n: int = 100_000, *, rate_qps: float | None 
             lay["worker_class"], lay["cls_start"], lay["cls_members"], lay["d"], lay["tup"], lay["cum_p"],
             lay["grid"], lay["pmodel"], lay["pbatch"], int(lay["fallback"]), start, finish, model, bsize,
             lay["plan_loads"] if lay["plan_loads"].size else None, lay["plan_model"], lay["plan_cap"],
-            float(config.monitor_window_ms), zoo.slope)
+            float(config.monitor_window_ms), zoo.slope, config.switch_ms, config.dispatch_ms)
     scale = float(lay["scale"])
     return Result(config, arr, start, finish, model, bsize, int(nb), int(delta) / scale,
                   int(min_delta) / scale, wstat)

@@ -14,7 +14,7 @@ from .contenders import LABELS, jellyfish_choice, model_switching_choice, tad_sp
 from .zoo import Zoo
 
 __all__ = ["METRICS", "with_ci", "decision_table", "choose_knobs", "recommend", "accuracy_target_table", "assumptions_table",
-           "served_capacity", "replanning_table", "batch_cliff", "knob_table", "claims"]
+           "served_capacity", "replanning_table", "REPLANNING_PAIRS", "batch_cliff", "knob_table", "claims"]
 
 METRICS = ("attainment", "accuracy_served", "accuracy_per_arrival", "accuracy_routed",
            "goodput_qps", "mean_latency_ms", "p99_latency_ms", "dropped", "served_late", "mean_batch", "rate_qps",
@@ -251,20 +251,33 @@ def served_capacity(summary: pd.DataFrame, attainment: float = 0.99) -> pd.DataF
     return pd.DataFrame(rows)
 
 
+#: (estimating the rate from the 500 ms monitor, told the run's mean rate) per contender that needs it
+REPLANNING_PAIRS = (("ramsis", "ramsis@mean"), ("jellyfish+", "jellyfish+@mean"),
+                    ("modelswitching", "modelswitching@mean"), ("r-jiq@monitor", "r-jiq"),
+                    ("flex@monitor", "flex"))
+
+
 def replanning_table(summary: pd.DataFrame, value: str = "attainment") -> pd.DataFrame:
-    """Re-planning per load level against planning once for the mean rate: ``value`` (with its
-    95 % half-width where there is one) of RAMSIS, Jellyfish+ and ModelSwitching and of their ``@mean``
-    variants, one row per (workload, load). ``summary`` is :func:`with_ci` of runs holding both."""
-    names = ["ramsis", "ramsis@mean", "jellyfish+", "jellyfish+@mean", "modelswitching",
-             "modelswitching@mean"]
-    d = summary[summary["contender"].isin(names)]
+    """Estimating the load against being told it (issue 33): ``value`` (with its 95 %
+    half-width where there is one) of each contender that needs the rate, estimating it from the
+    500 ms monitor (column ``monitor``) and told the run's mean rate (``told``), one row per
+    (workload, load). ``summary`` is :func:`with_ci` of runs holding both variants
+    (:data:`REPLANNING_PAIRS`); a contender missing either is left out."""
     hw = f"{value}_halfwidth"
-    cell = d[value].map(lambda v: f"{v:.3f}")
-    if hw in d.columns:
-        cell = cell + d[hw].map(lambda h: f" ± {h:.3f}" if np.isfinite(h) else "")
-    out = d.assign(cell=cell, contender=d["contender"].map(LABELS)).pivot_table(
-        index=["workload", "load"], columns="contender", values="cell", aggfunc="first")
-    return out[[LABELS[c] for c in names if LABELS[c] in out.columns]]
+    cell = summary[value].map(lambda v: f"{v:.3f}")
+    if hw in summary.columns:
+        cell = cell + summary[hw].map(lambda h: f" ± {h:.3f}" if np.isfinite(h) else "")
+    d = summary.assign(cell=cell)
+    cols = {}
+    for est, told in REPLANNING_PAIRS:
+        if not {est, told} <= set(d["contender"]):
+            continue
+        for how, name in (("monitor", est), ("told", told)):
+            x = d[d["contender"] == name].set_index(["workload", "load"])["cell"]
+            cols[(LABELS[told].replace(" (mean λ)", ""), how)] = x
+    out = pd.DataFrame(cols)
+    out.columns = pd.MultiIndex.from_tuples(out.columns, names=["contender", "rate"])
+    return out.sort_index()
 
 
 def batch_cliff(zoo: Zoo, workers: int, slo_ms: float, models: Sequence[str]) -> pd.DataFrame:
