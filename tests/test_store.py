@@ -163,3 +163,30 @@ def test_unused_points_are_pruned(scratch, tmp_path, monkeypatch):
     monkeypatch.delenv(store.RECORD_ENV)
     store.commit_records("scratch", rec, root)  # the chapter now reads one point only
     assert len(store.all_entries(root)) == 1
+
+
+# ---- plug-in policies in the store: by reference to a library function, never a notebook's
+from infsched import store
+from infsched.errors import ConfigError
+
+def test_library_policy_round_trips_by_reference():
+    from infsched.serving.examples import idle_cascade
+    for p in (idle_cascade, idle_cascade.with_params(1.0, name="idle-cascade-1")):
+        enc = json.loads(json.dumps(store.encode({"runs": (("x", 1.0, p),)})))
+        back = store.decode(enc)
+        assert back["runs"][0][2].key == p.key and back["runs"][0][2].select is p.select
+        assert store.same(back, {"runs": (("x", 1.0, p),)}) == []
+
+def test_changed_policy_code_is_refused():
+    from infsched.serving.examples import idle_cascade
+    enc = json.loads(json.dumps(store.encode(idle_cascade)))
+    enc["key"] = "0" * 16
+    with pytest.raises(ValueError, match="code changed"):
+        store.decode(enc)
+
+def test_notebook_policy_cannot_be_stored():
+    from infsched.serving.plugins import UserPolicy
+    def select(s, lat, by_accuracy, params):
+        return 0, 1
+    with pytest.raises(TypeError, match="module-level function of the library"):
+        store.encode(UserPolicy("mine", select))
