@@ -190,3 +190,14 @@ def test_notebook_policy_cannot_be_stored():
         return 0, 1
     with pytest.raises(TypeError, match="module-level function of the library"):
         store.encode(UserPolicy("mine", select))
+
+
+def test_large_values_are_packed_and_read_back_exactly(tmp_path):
+    big = pd.DataFrame({"contender": ["batch-greedy", "slack-accurate"] * 60,
+                        "attainment": np.linspace(0, 1, 120)})
+    small = {"x": 1.5}
+    for value in (big, small):
+        e = store.Entry("k", "f", 1, {"a": 1}, value, {"cpu_s": 1.0})
+        line = e.to_json()
+        assert ('"$z"' in line) == (value is big)  # only what exceeds PACK_ABOVE is packed
+        assert store.same(store.Entry.from_json(line).value, value) == []

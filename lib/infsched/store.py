@@ -64,6 +64,8 @@ __all__ = ["Entry", "book_scale", "commit_records", "decode", "encode", "load_ma
 
 #: the JSON layout of an entry; bumped only when the layout changes
 STORE_FORMAT = 1
+#: an encoded value or parameter set longer than this (JSON characters) is stored zlib'd
+PACK_ABOVE = 1024
 #: numeric arrays larger than this many bytes are stored zlib-compressed (exact, like the rest)
 ZLIB_ABOVE = 1024
 #: environment: ``off`` disables serving from the store
@@ -412,15 +414,32 @@ class Entry:
     def to_json(self) -> str:
         # not sort_keys: a dict's key order is part of the value (a table's column order)
         return json.dumps({"key": self.key, "fn": self.fn, "results_version": self.results_version,
-                           "params": encode(self.params),
+                           "params": _pack(encode(self.params)),
                            "provenance": dict(sorted(self.provenance.items())),
-                           "value": encode(self.value)}, allow_nan=False, separators=(",", ":"))
+                           "value": _pack(encode(self.value))}, allow_nan=False, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, line: str) -> "Entry":
         d = json.loads(line)
-        return cls(d["key"], d["fn"], int(d["results_version"]), decode(d["params"]),
-                   decode(d["value"]), d.get("provenance") or {})
+        return cls(d["key"], d["fn"], int(d["results_version"]), decode(_unpack(d["params"])),
+                   decode(_unpack(d["value"])), d.get("provenance") or {})
+
+
+def _pack(obj: Any) -> Any:
+    """An encoded value or parameter set whose JSON exceeds PACK_ABOVE characters, zlib'd and
+    base64'd (``{"$z": ...}``): the head to head's per-point tables repeat their column and
+    contender names, and packed they take a third of the room, which keeps the store under 20 MB.
+    Small ones stay readable in the file."""
+    text = json.dumps(obj, allow_nan=False, separators=(",", ":"))
+    if len(text) <= PACK_ABOVE:
+        return obj
+    return {"$z": base64.b64encode(zlib.compress(text.encode(), 9)).decode()}
+
+
+def _unpack(obj: Any) -> Any:
+    if isinstance(obj, dict) and set(obj) == {"$z"}:
+        return json.loads(zlib.decompress(base64.b64decode(obj["$z"])).decode())
+    return obj
 
 
 def _points_dir(root: Path | None = None) -> Path:
