@@ -180,7 +180,7 @@ def test_library_policy_round_trips_by_reference():
 def test_changed_policy_code_is_refused():
     from infsched.serving.examples import idle_cascade
     enc = json.loads(json.dumps(store.encode(idle_cascade)))
-    enc["key"] = "0" * 16
+    enc["state"]["key"] = "0" * 16
     with pytest.raises(ValueError, match="code changed"):
         store.decode(enc)
 

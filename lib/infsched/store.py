@@ -178,9 +178,9 @@ def encode(value: Any) -> Any:
         return [encode(v) for v in value]
     if isinstance(value, (set, frozenset)):
         return {"$set": [encode(v) for v in sorted(value, key=repr)], "frozen": isinstance(value, frozenset)}
-    policy = _policy_ref(value)
-    if policy is not None:
-        return policy
+    ref = _ref(value)
+    if ref is not None:
+        return ref
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         cls = type(value)
         if not cls.__module__.startswith("infsched."):
@@ -195,23 +195,17 @@ def encode(value: Any) -> Any:
     raise TypeError(f"cannot store a value of type {type(value).__name__}")
 
 
-def _policy_ref(value: Any) -> dict[str, Any] | None:
-    """A plug-in policy (:class:`infsched.serving.plugins.UserPolicy`) as a reference: its
-    ``select`` by module and name (only a module-level function of the library, such as
-    :mod:`infsched.serving.examples`, can be imported back), its other fields, and its key (the
-    hash of its source), which :func:`decode` checks. None if ``value`` is no such policy; a
-    policy defined elsewhere (a notebook's) cannot be stored: TypeError."""
+def _ref(value: Any) -> dict[str, Any] | None:
+    """A library object that holds code (a plug-in policy, :class:`infsched.serving.plugins.UserPolicy`)
+    stored by reference: its class by module and name and the state its ``_store_state()`` gives
+    (for a policy: its select function's module and name, its fields and the key of its code),
+    which the class's ``_from_store_state`` turns back into the object (checking the key). None if
+    ``value`` is no such object; the class raises TypeError for one it cannot refer to (a
+    notebook's policy)."""
     cls = type(value)
-    if cls.__name__ != "UserPolicy" or cls.__module__ != "infsched.serving.plugins":
+    if not (hasattr(cls, "_store_state") and cls.__module__.startswith("infsched.")):
         return None
-    fn = getattr(value.select, "py_func", value.select)
-    module, qual = getattr(fn, "__module__", ""), getattr(fn, "__qualname__", "")
-    if not module.startswith("infsched.") or "<" in qual:
-        raise TypeError(f"cannot store policy {value.name!r}: its select function is not a "
-                        "module-level function of the library (a reader's policy is computed live)")
-    return {"$policy": f"{module}:{qual}", "key": value.key,
-            "fields": {k: encode(getattr(value, k))
-                       for k in ("name", "queue", "routing", "params", "max_batch", "label")}}
+    return {"$ref": f"{cls.__module__}:{cls.__qualname__}", "state": encode(value._store_state())}
 
 
 def _column(s: pd.Series) -> Any:
@@ -219,6 +213,16 @@ def _column(s: pd.Series) -> Any:
     if s.dtype.kind in "biuf" and not isinstance(s.dtype, pd.api.extensions.ExtensionDtype):
         return s.to_numpy()
     return [None if v is None else v for v in s.astype(object).tolist()]
+
+
+def _library_class(ref: str) -> Any:
+    module, _, qual = ref.partition(":")
+    if not module.startswith("infsched."):
+        raise ValueError(f"not one of the library's classes: {ref}")
+    cls: Any = importlib.import_module(module)
+    for part in qual.split("."):
+        cls = getattr(cls, part)
+    return cls
 
 
 def decode(obj: Any) -> Any:
@@ -273,28 +277,11 @@ def decode(obj: Any) -> Any:
         return frozenset(items) if obj["frozen"] else set(items)
     if "$dict" in obj:
         return {decode(k): decode(v) for k, v in obj["$dict"]}
-    if "$policy" in obj:
-        module, _, qual = obj["$policy"].partition(":")
-        if not module.startswith("infsched."):
-            raise ValueError(f"not a library policy: {obj['$policy']}")
-        from infsched.serving.plugins import UserPolicy
-
-        target: Any = importlib.import_module(module)
-        for part in qual.split("."):
-            target = getattr(target, part)
-        select = target.select if isinstance(target, UserPolicy) else target
-        p = UserPolicy(select=select, **{k: decode(v) for k, v in obj["fields"].items()})
-        if p.key != obj["key"]:
-            raise ValueError(f"policy {obj['$policy']}: its code changed since it was stored "
-                             f"(key {p.key}, stored {obj['key']})")
-        return p
+    if "$ref" in obj:
+        cls = _library_class(obj["$ref"])
+        return cls._from_store_state(decode(obj["state"]))
     if "$dc" in obj:
-        module, _, qual = obj["$dc"].partition(":")
-        if not module.startswith("infsched."):
-            raise ValueError(f"not one of the library's dataclasses: {obj['$dc']}")
-        cls: Any = importlib.import_module(module)
-        for part in qual.split("."):
-            cls = getattr(cls, part)
+        cls = _library_class(obj["$dc"])
         return cls(**{k: decode(v) for k, v in obj["fields"].items()})
     return {k: decode(v) for k, v in obj.items()}
 
@@ -352,8 +339,8 @@ def same(a: Any, b: Any, *, rtol: float = 0.0, atol: float = 0.0, skip: Iterable
         return [f"{where}: {fa!r} vs {fb!r}"]
     if type(a) is not type(b) and not (_is_number(a) and _is_number(b)):
         return [f"{where}: {type(a).__name__} vs {type(b).__name__}"]
-    if type(a).__name__ == "UserPolicy" and type(a) is type(b):  # no __eq__: same code and fields
-        equal = (a.key, a.label) == (b.key, b.label)
+    if hasattr(type(a), "_store_state") and type(a) is type(b):  # by what is stored of them
+        equal = encode(a._store_state()) == encode(b._store_state())
         return [] if equal else [f"{where}: {a!r} vs {b!r}"]
     try:
         equal = bool(a == b)

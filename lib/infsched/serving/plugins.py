@@ -42,10 +42,11 @@ that notebook. A compiled ``select`` must be numba-compilable as a whole (no imp
 from __future__ import annotations
 
 import hashlib
+import importlib
 import inspect
 from collections import namedtuple
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 from numba import njit
@@ -126,6 +127,35 @@ class UserPolicy:
         """The same policy with other knobs (and, to run both in one sweep, another name)."""
         return UserPolicy(name or self.name, self.select, self.queue, self.routing, tuple(params),
                           self.max_batch, self.label if name is None else None)
+
+    def _store_state(self) -> dict:
+        """What :mod:`infsched.store` keeps of this policy: ``select`` by module and name (only a
+        module-level function of the library, such as :mod:`infsched.serving.examples`, can be
+        imported back to recompute a point), the other fields, and the key of its code."""
+        fn = getattr(self.select, "py_func", self.select)
+        module, qual = getattr(fn, "__module__", "") or "", getattr(fn, "__qualname__", "") or ""
+        if not module.startswith("infsched.") or "<" in qual:
+            raise TypeError(f"cannot store policy {self.name!r}: its select function is not a "
+                            "module-level function of the library (a reader's policy is computed "
+                            "live, never stored)")
+        return {"select": f"{module}:{qual}", "key": self.key, "name": self.name,
+                "queue": self.queue, "routing": self.routing, "params": self.params,
+                "max_batch": self.max_batch, "label": self.label}
+
+    @classmethod
+    def _from_store_state(cls, state: dict) -> "UserPolicy":
+        """The policy :meth:`_store_state` describes; ValueError if its code changed since."""
+        module, _, qual = state["select"].partition(":")
+        target: Any = importlib.import_module(module)
+        for part in qual.split("."):
+            target = getattr(target, part)
+        select = target.select if isinstance(target, cls) else target
+        p = cls(state["name"], select, state["queue"], state["routing"], tuple(state["params"]),
+                state["max_batch"], state["label"])
+        if p.key != state["key"]:
+            raise ValueError(f"policy {state['select']}: its code changed since it was stored "
+                             f"(key {p.key}, stored {state['key']})")
+        return p
 
     def __repr__(self) -> str:  # part of a sweep point's cache key: the name and the code's hash
         return f"UserPolicy({self.name!r}, key={self.key})"

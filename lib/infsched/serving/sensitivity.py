@@ -88,7 +88,7 @@ def sensitivity_point(stream: tuple, overheads: tuple, load: float, slo_ms: floa
     """One point: ``n`` arrivals of ``stream`` at ``load`` x the capacity, served by every
     contender at its default knob with ``overheads``, each judged on ``slo_ms``
     (:func:`.contenders.judge`)."""
-    from .experiments import load_zoo
+    from .system import load_zoo
 
     zoo = load_zoo(profile)
     rate = load * zoo.capacity_qps(workers, slo_ms)
@@ -110,7 +110,7 @@ def sensitivity_runs(scale: str = "default", seed: int = 0, *, slo_ms: float = 1
     ``sens_n`` queries: one row per (setting, load, seed, contender), with ``setting`` (its
     name), ``group`` and ``seed``. The seed of a point depends on its load and replicate only,
     so the overhead settings serve the baseline's arrivals."""
-    from .experiments import _code_version, _entries, _loads, _name, _system
+    from .system import _code_version, _entries, _loads, _name, _system
 
     s = get_scale(scale)
     _system(profile, K, slo_ms)
