@@ -164,14 +164,17 @@ PAPER_S: dict[str, tuple[float, float, str]] = {
                 "396 CPU s measured by infsched results build (2026-11-26, README): Fig. 2's 400 "
                 "paper-size trials with the local search (no CP-SAT, no LP at these sizes: "
                 "kvcache/scales.py); at least 3.3 min on 2 idle cores, 6.6 min on one; 0.46 GB peak"),
-    "kairos": (6 * 60, 12 * 60, "714 CPU s measured from an empty cache by infsched results "
-               "build (2026-11-26, README): at least 6 min on 2 idle cores, 12 min on one"),
-    "shepherd": (5 * 60, 10 * 60, "573 CPU s measured from an empty cache by infsched results "
-                 "build (2026-11-26, README): at least 5 min on 2 idle cores, 10 min on one"),
-    "headtohead": (10 * 224.0 / 2, 36 * 224.0,
-                   "derived from the scale settings, not measured: 5x the queries per run, 2x the "
-                   "seeds, 1.2-2x the loads and up to 1.8x the knob settings of the default scale "
-                   "make 10-36x its measured 224 CPU s"),
+    "kairos": (10 * 60, 20 * 60, "1,165 CPU s measured by infsched results build (2026-11-26, "
+               "README): 714 from an empty cache, then 451 for issue 32's replications on a "
+               "machine at load 10-20; at least 10 min on 2 idle cores, 20 min on one"),
+    "shepherd": (9 * 60, 18 * 60, "1,070 CPU s measured by infsched results build (2026-11-26, "
+                 "README): 573 from an empty cache, then 497 for issue 32's replications on a "
+                 "machine at load 10-20; at least 9 min on 2 idle cores, 18 min on one"),
+    "headtohead": (45 * 60, 90 * 60,
+                   "5,328 CPU s measured by infsched results build (2026-11-26, README), on a "
+                   "machine at load 10-20 whose CPU seconds overstate a quiet one's (the chapter "
+                   "before issue 33's additions took 2,026 CPU s quiet); at least 45 min on 2 "
+                   "cores as measured, 90 min on one"),
 }
 
 #: a chapter parameter its time grows with: (its default, how it grows)
