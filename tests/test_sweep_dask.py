@@ -120,17 +120,35 @@ def test_failing_point_is_recorded(tmp_path, backend, request):
     pd.testing.assert_frame_equal(again.drop(columns="error"), run_sweep(simulate, g, cache_dir=cache))
 
 
+PLAIN_SIGINT = """
+import signal
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
+"""
+
+
 def interrupt_after(code, cache, points, sig, *, timeout=60):
     """Run ``code`` in a subprocess, send it ``sig`` as soon as ``points`` points are cached, and
     return its return code and stderr."""
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # the child gets SIGINT as a terminal's Ctrl-C would reach it: default disposition, unblocked,
+    # whatever the pytest worker that starts it has inherited or set (a worker whose SIGINT is
+    # ignored or blocked would pass that on, and the child would never see the interrupt)
+    proc = subprocess.Popen([sys.executable, "-c", PLAIN_SIGINT + code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
     deadline = time.monotonic() + timeout
     while len(list(cache.rglob("*.pkl"))) < points:
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "the subprocess did not get going"
         time.sleep(0.01)
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=60)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise AssertionError(f"the sweep did not stop within 60 s of signal {sig}; this process's SIGINT "
+                             f"handler {signal.getsignal(signal.SIGINT)!r}, blocked "
+                             f"{sorted(signal.pthread_sigmask(signal.SIG_BLOCK, set()))}") from None
     return proc.returncode, err
 
 
@@ -194,7 +212,11 @@ def test_killed_sweep_stops_its_workers(tmp_path):
     c, cache, hold = tmp_path / "calls", tmp_path / "cache", held(tmp_path)
     code = SCRIPT.format(here=str(HERE), counter=str(c), cache=str(cache), n_jobs=2,
                          hold=str(hold), hold_after=1)
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # the child gets SIGINT as a terminal's Ctrl-C would reach it: default disposition, unblocked,
+    # whatever the pytest worker that starts it has inherited or set (a worker whose SIGINT is
+    # ignored or blocked would pass that on, and the child would never see the interrupt)
+    proc = subprocess.Popen([sys.executable, "-c", PLAIN_SIGINT + code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while not list(cache.rglob("*.pkl")):
         assert proc.poll() is None, proc.communicate()
