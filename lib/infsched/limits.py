@@ -148,7 +148,7 @@ def warn_long(what: str, seconds: float, *, threshold: float = 3600.0) -> None:
 #: sweep cache: the kernel and every process it started (README, measured 2026-11-25 on the
 #: project's 2-core machine, commit 5b383a9; the head to head measured separately)
 DEFAULT_CPU_S: dict[str, float] = {"tad": 135.0, "ramsis": 470.0, "kvcache": 232.0, "kairos": 87.0,
-                                   "shepherd": 287.0, "profiling": 362.0, "headtohead": 224.0}
+                                   "shepherd": 287.0, "profiling": 362.0, "headtohead": 180.0}
 #: when they were measured (said in every estimate)
 MEASURED_ON = "2026-11-25"
 
