@@ -13,7 +13,8 @@ disk, resumable, on local processes or a Dask cluster); :func:`load_sweep` and
 :func:`frontier` return one row per (point, contender[, knob]); :func:`with_ci` turns the seeds
 into means with Student-t intervals; :func:`decision_table` names the winner per regime.
 
-This module holds the zoo loader, the sweep points and the registered sweeps; the rest by
+This module holds the sweep points and the registered sweeps (the zoo loader and what the
+points share are in :mod:`.system`); the rest by
 group: :mod:`.scales`, :mod:`.streams` (the workloads), :mod:`.contenders` (each paper's policy
 as a ServingConfig, and :func:`judge`), :mod:`.tables` (the chapter's tables and the papers'
 claims), :mod:`.validation` (closed forms; FLEX against Shepherd's engine) and
@@ -22,18 +23,13 @@ claims), :mod:`.validation` (closed forms; FLEX against Shepherd's engine) and
 
 from __future__ import annotations
 
-import hashlib
-import os
-from functools import lru_cache
-from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..store import results_version
-from ..errors import config_error, one_of, require
-from ..profiles import PROFILE_NAMES
+from ..errors import one_of, require
 from ..sweep import default_processes, point_seed, run_sweep
 from .config import ServingConfig
 from .contenders import (CONTENDERS, LABELS, MEAN_PLANNED, MONITORED, REPLANNING, TAD_CONTENDERS,
@@ -45,7 +41,7 @@ from .streams import WORKLOADS, arrivals
 from .tables import (accuracy_target_table, assumptions_table, batch_cliff, claims, decision_table,
                      knob_table, recommend, replanning_table, REPLANNING_PAIRS, served_capacity, with_ci)
 from .validation import closed_forms, flex_agreement, ramsis_overload_agreement, tail_checks
-from .plugins import UserPolicy, register, registered
+from .plugins import UserPolicy, register
 from .zoo import Zoo
 from .system import (_code_version, _entries, _load_zoo, _loads, _name, _profile_version, _system,  # noqa: F401
                      load_zoo)
