@@ -201,3 +201,19 @@ def test_large_values_are_packed_and_read_back_exactly(tmp_path):
         line = e.to_json()
         assert ('"$z"' in line) == (value is big)  # only what exceeds PACK_ABOVE is packed
         assert store.same(store.Entry.from_json(line).value, value) == []
+
+
+def test_a_large_points_file_is_sharded_and_read_back(tmp_path, monkeypatch):
+    monkeypatch.setattr(store, "SHARD_ABOVE", 2_000)
+    name = "infsched.tad.experiments.simulate_point"
+    entries = {f"{i:024x}"[::-1]: store.Entry(f"{i:024x}"[::-1], name, 1, {"i": i}, {"x": float(i)},
+                                               {"cpu_s": 1.0}) for i in range(40)}
+    store.write_points(name, entries, tmp_path)
+    files = sorted(p.name for p in (tmp_path / "points").iterdir())
+    assert len(files) > 1 and all("@" in f for f in files)
+    back = store.read_points(name, tmp_path)
+    assert sorted(back) == sorted(entries) and store._stored_names(tmp_path) == [name]
+    monkeypatch.setattr(store, "SHARD_ABOVE", 10**9)  # small again: one file, no stale shards
+    store.write_points(name, entries, tmp_path)
+    assert [p.name for p in (tmp_path / "points").iterdir()] == [f"{name}.jsonl"]
+    assert sorted(store.read_points(name, tmp_path)) == sorted(entries)

@@ -20,7 +20,8 @@ results version are counted on the page (:func:`page_note`).
 
 Layout (``data/results/``)::
 
-    points/<module.qualname>.jsonl   one stored point per line, sorted by key
+    points/<module.qualname>.jsonl   one stored point per line, sorted by key (over 4 MB: 16
+                                     shards <module.qualname>@<0-f>.jsonl by the key's first digit)
     <chapter>.json                   a chapter's manifest: the scale, the keys it reads, when and
                                      where it was built, its CPU seconds
 
@@ -39,6 +40,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import datetime
+import glob
 import hashlib
 import importlib
 import json
@@ -66,6 +68,8 @@ __all__ = ["Entry", "book_scale", "commit_records", "decode", "encode", "load_ma
 STORE_FORMAT = 1
 #: an encoded value or parameter set longer than this (JSON characters) is stored zlib'd
 PACK_ABOVE = 1024
+#: a function's points file larger than this (bytes) is written as 16 shards by key
+SHARD_ABOVE = 4_000_000
 #: numeric arrays larger than this many bytes are stored zlib-compressed (exact, like the rest)
 ZLIB_ABOVE = 1024
 #: environment: ``off`` disables serving from the store
@@ -435,49 +439,69 @@ def _points_dir(root: Path | None = None) -> Path:
 
 def read_points(name: str, root: Path | None = None) -> dict[str, Entry]:
     """Every stored point of the function ``name``, by key."""
-    path = _points_dir(root) / f"{name}.jsonl"
     out: dict[str, Entry] = {}
-    if not path.exists():
-        return out
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                e = Entry.from_json(line)
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ConfigError(f"results store: {path}, line {n}: not a stored point ({exc}); "
-                                  "rebuild it with `infsched results build`") from None
-            out[e.key] = e
+    for path in _files(name, root):
+        with open(path, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    e = Entry.from_json(line)
+                except (ValueError, KeyError, TypeError) as exc:
+                    raise ConfigError(f"results store: {path}, line {n}: not a stored point ({exc}); "
+                                      "rebuild it with `infsched results build`") from None
+                out[e.key] = e
     return out
+
+
+def _files(name: str, root: Path | None = None) -> list[Path]:
+    """The function's points files: ``<name>.jsonl``, or its shards ``<name>@<c>.jsonl``."""
+    folder = _points_dir(root)
+    one = folder / f"{name}.jsonl"
+    return ([one] if one.exists() else []) + sorted(folder.glob(f"{glob.escape(name)}@*.jsonl"))
+
+
+def _stored_names(root: Path | None = None) -> list[str]:
+    """The functions with stored points (a sharded function once)."""
+    return sorted({p.name[:-len(".jsonl")].split("@")[0] for p in _points_dir(root).glob("*.jsonl")})
 
 
 def _index(name: str, root: Path | None = None) -> dict[str, str]:
     """The function's stored points as raw JSON lines by key (decoded only when served: a
     sweep that misses its cache looks here first, and most of what is stored is never read by
     it). Each line starts with its key (:meth:`Entry.to_json`)."""
-    path = _points_dir(root) / f"{name}.jsonl"
     out: dict[str, str] = {}
-    if not path.exists():
-        return out
     prefix = '{"key":"'
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.startswith(prefix):
-                out[line[len(prefix):line.index('"', len(prefix))]] = line
+    for path in _files(name, root):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if line.startswith(prefix):
+                    out[line[len(prefix):line.index('"', len(prefix))]] = line
     return out
 
 
 def write_points(name: str, entries: Mapping[str, Entry], root: Path | None = None) -> None:
-    """Write the function's points (sorted by key, one JSON line each) atomically; none: remove."""
+    """Write the function's points (sorted by key, one JSON line each) atomically; none: remove.
+    Over SHARD_ABOVE bytes they go to 16 shards ``<name>@<c>.jsonl`` by the key's first hex digit,
+    so that no committed file grows past a few MB."""
     folder = _points_dir(root)
-    path = folder / f"{name}.jsonl"
+    old = set(_files(name, root))
     if not entries:
-        path.unlink(missing_ok=True)
+        for p in old:
+            p.unlink(missing_ok=True)
         return
     folder.mkdir(parents=True, exist_ok=True)
-    text = "".join(entries[k].to_json() + "\n" for k in sorted(entries))
-    _atomic_write(path, text)
+    lines = {k: entries[k].to_json() + "\n" for k in sorted(entries)}
+    if sum(map(len, lines.values())) <= SHARD_ABOVE:
+        parts = {folder / f"{name}.jsonl": list(lines)}
+    else:
+        parts = {}
+        for k in lines:
+            parts.setdefault(folder / f"{name}@{k[0]}.jsonl", []).append(k)
+    for path, keys in parts.items():
+        _atomic_write(path, "".join(lines[k] for k in keys))
+    for p in old - set(parts):
+        p.unlink(missing_ok=True)
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -758,8 +782,7 @@ def prune(root: Path | None = None) -> int:
         for name, keys in m.get("points", {}).items():
             wanted.setdefault(name, set()).update(keys)
     dropped = 0
-    for path in sorted(_points_dir(root).glob("*.jsonl")):
-        name = path.name[:-len(".jsonl")]
+    for name in _stored_names(root):
         entries = read_points(name, root)
         keep = {k: e for k, e in entries.items() if k in wanted.get(name, set())}
         if len(keep) != len(entries):
@@ -772,8 +795,8 @@ def prune(root: Path | None = None) -> int:
 
 def all_entries(root: Path | None = None) -> list[Entry]:
     out: list[Entry] = []
-    for path in sorted(_points_dir(root).glob("*.jsonl")):
-        out += read_points(path.name[:-len(".jsonl")], root).values()
+    for name in _stored_names(root):
+        out += read_points(name, root).values()
     return out
 
 
