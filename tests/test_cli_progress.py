@@ -212,3 +212,22 @@ def test_the_measured_costs_are_the_readmes():
         if row[0] in names:
             found[names[row[0]]] = float(row[1])
     assert found == limits.DEFAULT_CPU_S
+
+
+def test_estimate_without_a_scale_says_the_store_renders_it(monkeypatch):
+    """With no --scale, a chapter whose paper-scale build is stored renders from the store (its
+    parameters cell picks paper), so the estimate must say that, not quote the default scale."""
+    from infsched import store
+
+    monkeypatch.delenv("INFSCHED_SCALE", raising=False)
+    monkeypatch.delenv(store.STORE_ENV, raising=False)
+    monkeypatch.setattr(store, "status", lambda ch, root=None: {
+        "current": True, "n_points": 1234, "built": "2026-11-26T00:00:00Z"})
+    lo, hi, msg = limits.chapter_estimate("kairos", {}, None)
+    assert "from the results store" in msg and "1,234 stored points" in msg and hi <= 150
+    monkeypatch.setattr(store, "status", lambda ch, root=None: None)
+    assert "at default scale" in limits.chapter_estimate("kairos", {}, None)[2]
+    monkeypatch.setenv("INFSCHED_SCALE", "default")
+    monkeypatch.setattr(store, "status", lambda ch, root=None: {
+        "current": True, "n_points": 1, "built": ""})
+    assert "at default scale" in limits.chapter_estimate("kairos", {}, None)[2]

@@ -217,6 +217,15 @@ def chapter_estimate(chapter: str, params: dict[str, Any], scale: str | None,
     cores); at ``paper`` scale the README's paper-scale figures or, for the head to head, the
     scale settings; and, where a size parameter is larger than its default, how the time grows
     with it. A cached sweep point is not recomputed, so a rerun takes less."""
+    if scale is None and not os.environ.get("INFSCHED_SCALE", "").strip():
+        from . import store  # the chapter's parameters cell picks paper when the store holds it
+
+        st = store.status(chapter) if store.enabled() else None
+        if st is not None and st["current"]:
+            return (10.0, 150.0, f"{chapter} at paper scale from the results store "
+                    f"({st['n_points']:,} stored points, built {str(st.get('built', ''))[:10]}): "
+                    "only what is not a stored sweep point is computed, 21-127 s wall per "
+                    "chapter in the README's measurement (2026-11-26)")
     scale = scale or os.environ.get("INFSCHED_SCALE") or "default"
     if chapter not in DEFAULT_CPU_S or scale not in ("default", "paper"):
         return None
