@@ -9,7 +9,9 @@ import pytest
 from infsched.errors import ConfigError
 from infsched.kvcache import regimes as rg
 from infsched.kvcache.bounds import volume
-from infsched.kvcache.policies import mc_sf
+from infsched.kvcache.model import check_schedule
+from infsched.kvcache.policies import mc_benchmark, mc_sf
+from infsched.kvcache.sim import SimConfig, simulate
 
 
 @pytest.mark.parametrize("cv", [0.5, 2.0])
@@ -36,8 +38,39 @@ def test_load_and_spread_change_the_instance_only_as_asked():
 def test_points_bracket_mcsf():
     for axis, value in (("cv", 4.0), ("m_ratio", 2.0), ("load", 4.0)):
         r = rg.regime_point(axis, value, 0, 0, 20, 300)
-        assert r["lower"] <= r["best"] <= min(r["tel_mcsf"], r["tel_online"])
+        others = [r[k] for k in ("tel_mcsf", "tel_online", "tel_mcbench", "tel_alpha",
+                                 "tel_alphabeta") if np.isfinite(r[k])]
+        assert r["lower"] <= r["best"] <= min(others)
         assert 0 <= r["mcsf_gap_lo"] <= r["mcsf_gap_hi"]
+        assert r["ab_configs"] == len(rg.AB_GRID) and 0 <= r["ab_terminated"] <= r["ab_configs"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_simulator_in_unit_rounds_is_the_rounds_model(seed):
+    """The α/β benchmarks run in the continuous-time simulator with one time unit per batch; in
+    that clock MC-SF and MC-Benchmark must give the rounds model's latencies, request by request."""
+    inst, _ = rg.regime_instance(40, 2.0, 4.0, 2.0, seed)
+    for policy, rounds in (("mc-sf", mc_sf), ("mc-benchmark", mc_benchmark)):
+        starts = rounds(inst)
+        r = simulate(inst.arrival.astype(float), inst.prompt, inst.output, inst.M,
+                     SimConfig(policy), timing=rg.UNIT_ROUND)
+        assert r.terminated
+        np.testing.assert_array_equal(r.latency, starts + inst.output - inst.arrival)
+
+
+def test_benchmark_runs_give_feasible_schedules_of_their_latency():
+    """A terminated α/β run's last attempts never overflow M: as start times they pass the
+    schedule check, with the run's own total latency; a looping run has no latency."""
+    inst, _ = rg.regime_instance(40, 1.0, 4.0, 2.0, 1)
+    runs = rg.benchmark_runs(inst, 1)
+    assert len(runs) == len(rg.AB_GRID) and runs["terminated"].any()
+    for _, row in runs.iterrows():
+        if row["terminated"]:
+            assert check_schedule(inst, row["starts"]).require().tel == row["tel"]
+        else:
+            assert np.isnan(row["tel"])
+    again = rg.benchmark_runs(inst, 1)
+    np.testing.assert_array_equal(runs["tel"].to_numpy(), again["tel"].to_numpy())
 
 
 def test_sweep_at_smoke_scale():

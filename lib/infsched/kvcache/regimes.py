@@ -13,10 +13,21 @@ counts (``clipped``). The load is ``rate`` times the mean volume over ``M``: the
 memory-rounds that arriving requests ask for.
 
 Per point and trial: MC-SF's total latency, the re-planning policy's
-(:data:`~infsched.kvcache.online_study.POLICY`), the best schedule found (the policy's or the
-local search's from either) and the lower bound of :func:`~infsched.kvcache.relax.dff_bound`
-with the area bound; MC-SF's gap to the best schedule (a lower bound on its gap to the optimum)
-and to the lower bound (an upper bound).
+(:data:`~infsched.kvcache.online_study.POLICY`), MC-Benchmark's (first come first served with
+MC-SF's memory check, Algorithm 2) and the paper's α/β benchmarks', the best schedule found (the
+policy's or the local search's from either, or a benchmark's if better) and the lower bound of
+:func:`~infsched.kvcache.relax.dff_bound` with the area bound; each policy's gap to the best
+schedule (for MC-SF a lower bound on its gap to the optimum) and MC-SF's to the lower bound (an
+upper bound).
+
+The α/β benchmarks (α-protection greedy and α-protection β-clearing, Sec. 5.2) evict, so they are
+not start-time schedules: they run in :func:`infsched.kvcache.sim.simulate` with every batch
+taking one time unit (:data:`UNIT_ROUND`), which turns its clock into rounds (the tests hold its
+MC-SF and MC-Benchmark to the rounds' own, latency for latency). Each is run over the grid of
+α (and β) the chapter's Figs. 7–11 sweep at `paper` scale (:data:`AB_GRID`) and the best run
+that terminates is kept: tuned in hindsight on the instance itself, which flatters the
+benchmarks. The last attempts of a benchmark's requests never overflow ``M`` (an overflow clears
+before the round runs), so their start times form a schedule that ``check_schedule`` accepts.
 """
 
 from __future__ import annotations
@@ -36,13 +47,16 @@ from infsched.kvcache.improve import improve_schedule
 from infsched.kvcache.model import Instance, check_schedule
 from infsched.kvcache.online import replan
 from infsched.kvcache.online_study import POLICY
-from infsched.kvcache.policies import mc_sf
+from infsched.kvcache.policies import mc_benchmark, mc_sf
 from infsched.kvcache.relax import dff_bound
+from infsched.kvcache.sim import SimConfig, simulate
+from infsched.kvcache.timing import BatchTimeModel
 from infsched.store import results_version
 from infsched.sweep import default_processes, point_seed, run_sweep
 
 __all__ = ["PROMPT_MEAN", "OUTPUT_MEAN", "BASE", "AXES", "RegimeScale", "REGIME_SCALES",
-           "regime_instance", "regime_point", "regimes", "regime_summary"]
+           "UNIT_ROUND", "AB_GRID", "regime_instance", "benchmark_runs", "regime_point",
+           "regimes", "regime_summary"]
 
 PROMPT_MEAN, OUTPUT_MEAN = 10.0, 21.0
 #: the point every axis passes through: prompt CV 1, memory 4 mean peaks, load 2 (overloaded,
@@ -50,6 +64,19 @@ PROMPT_MEAN, OUTPUT_MEAN = 10.0, 21.0
 BASE = {"cv": 1.0, "m_ratio": 4.0, "load": 2.0}
 #: the values each axis sweeps, the others held at BASE
 AXES = {"cv": (0.5, 1.0, 2.0, 4.0), "m_ratio": (2.0, 4.0, 8.0, 16.0), "load": (0.5, 1.0, 2.0, 4.0)}
+
+
+#: a batch time of exactly one time unit, whatever the batch: the simulator's clock counts rounds
+UNIT_ROUND = BatchTimeModel(kappa=1.0, floor_ms=1000.0, intercept_ms=0.0, per_token_ms=0.0,
+                            per_kv_token_ms=0.0, prefill_sq_ms=0.0)
+#: the α/β configurations tried per instance: Figs. 7/10's α at β = 0.1 and 0.2, Figs. 8/11's β
+#: at α = 0.1 and 0.2 (the kvcache scales' `paper` grid), and α-protection greedy at every α
+_ALPHAS = (0.02, 0.05, 0.08, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4)
+_BETAS = (0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
+AB_GRID: tuple[SimConfig, ...] = tuple(dict.fromkeys(
+    [SimConfig("alpha", alpha=a) for a in _ALPHAS]
+    + [SimConfig("alpha-beta", alpha=a, beta=b) for b in (0.1, 0.2) for a in _ALPHAS]
+    + [SimConfig("alpha-beta", alpha=a, beta=b) for a in (0.1, 0.2) for b in _BETAS]))
 
 
 @dataclass(frozen=True)
@@ -95,33 +122,72 @@ def regime_instance(n: int, cv: float, m_ratio: float, load: float, seed: int) -
     return Instance(a, s, o, M), int(cut.sum())
 
 
-@results_version(1)
+def benchmark_runs(inst: Instance, seed: int) -> pd.DataFrame:
+    """Every configuration of :data:`AB_GRID` on ``inst`` in rounds: one row each with its total
+    latency (NaN when the run hit the simulator's eviction limit: an endless clearing cycle), its
+    evictions and, for a run that terminated, its start times (the last attempt's). β-clearing's
+    draws come from one generator per configuration, seeded from ``seed``."""
+    arrival = inst.arrival.astype(np.float64)
+    rows = []
+    for k, cfg in enumerate(AB_GRID):
+        rng = np.random.default_rng(point_seed(seed, 5, k))
+        r = simulate(arrival, inst.prompt, inst.output, inst.M, cfg, timing=UNIT_ROUND,
+                     clearing_rng=rng)
+        starts = (np.rint(r.completion).astype(np.int64) - inst.output) if r.terminated else None
+        rows.append({"policy": cfg.policy, "alpha": cfg.alpha, "beta": cfg.beta,
+                     "tel": float(np.sum(r.latency)) if r.terminated else math.nan,
+                     "evictions": int(r.evictions), "terminated": bool(r.terminated),
+                     "starts": starts})
+    return pd.DataFrame(rows)
+
+
+def _best_of(runs: pd.DataFrame, policy: str) -> tuple[float, str]:
+    d = runs[(runs["policy"] == policy) & runs["terminated"]]
+    if d.empty:
+        return math.nan, "none terminated"
+    r = d.loc[d["tel"].idxmin()]
+    return float(r["tel"]), (f"α={r['alpha']:g}" + (f", β={r['beta']:g}" if policy == "alpha-beta"
+                                                     else ""))
+
+
+@results_version(2)
 def regime_point(axis: str, value: float, trial: int, seed: int, n: int, best_evals: int) -> dict:
     """One trial at one point of one axis (the other two at :data:`BASE`)."""
     one_of("axis", axis, tuple(AXES))
     params = {**BASE, axis: float(value)}
-    inst, clipped = regime_instance(n, params["cv"], params["m_ratio"], params["load"],
-                                    seed + 1000 * trial)
+    inst_seed = seed + 1000 * trial
+    inst, clipped = regime_instance(n, params["cv"], params["m_ratio"], params["load"], inst_seed)
     p = mc_sf(inst)
     tel = check_schedule(inst, p).require().tel
     on = replan(inst, **POLICY)
     tel_on = check_schedule(inst, on).require().tel
-    tels = [tel, tel_on]
+    tel_fcfs = check_schedule(inst, mc_benchmark(inst)).require().tel
+    bench = benchmark_runs(inst, inst_seed)
+    tels = [tel, tel_on, tel_fcfs]
+    for starts in bench.loc[bench["terminated"], "starts"]:
+        tels.append(check_schedule(inst, starts).require().tel)
     for start in (p, on):
         found, _ = improve_schedule(inst, start, max_evals=best_evals)
         tels.append(check_schedule(inst, found).require().tel)
     best = min(tels)
     lower = max(dff_bound(inst), volume_bound(inst))
-    return {"M": inst.M, "clipped": clipped, "tel_mcsf": tel, "tel_online": tel_on, "best": best,
-            "lower": lower, "mcsf_gap_lo": tel / best - 1, "mcsf_gap_hi": tel / lower - 1,
-            "online_gap_lo": tel_on / best - 1}
+    tel_a, cfg_a = _best_of(bench, "alpha")
+    tel_ab, cfg_ab = _best_of(bench, "alpha-beta")
+    return {"M": inst.M, "clipped": clipped, "tel_mcsf": tel, "tel_online": tel_on,
+            "tel_mcbench": tel_fcfs, "tel_alpha": tel_a, "alpha_config": cfg_a,
+            "tel_alphabeta": tel_ab, "alphabeta_config": cfg_ab,
+            "ab_terminated": int(bench["terminated"].sum()), "ab_configs": len(bench),
+            "best": best, "lower": lower, "mcsf_gap_lo": tel / best - 1,
+            "mcsf_gap_hi": tel / lower - 1, "online_gap_lo": tel_on / best - 1,
+            "mcbench_gap_lo": tel_fcfs / best - 1, "alpha_gap_lo": tel_a / best - 1,
+            "alphabeta_gap_lo": tel_ab / best - 1}
 
 
 def _version() -> str:
     here = Path(__file__).resolve().parent
     digest = hashlib.sha256(inspect.getsource(regime_point).encode())
     for name in ("regimes.py", "online.py", "online_study.py", "relax.py", "bounds.py",
-                 "improve.py", "policies.py", "model.py"):
+                 "improve.py", "policies.py", "model.py", "sim.py", "engine.py", "timing.py"):
         digest.update((here / name).read_bytes())
     return digest.hexdigest()[:16]
 
@@ -139,10 +205,16 @@ def regimes(scale: str = "default", seed: int = 0, *, n_jobs: int | None = None,
 
 def regime_summary(df: pd.DataFrame) -> pd.DataFrame:
     """Per axis and value: MC-SF's mean gap to the best schedule (``gap_lo``: its gap to the
-    optimum is at least this) and to the lower bound (``gap_hi``: at most this), the
-    re-planning policy's gap to the best schedule, and the requests cut to fit."""
+    optimum is at least this) and to the lower bound (``gap_hi``: at most this), the other
+    policies' mean gaps to the best schedule (the α/β benchmarks' over the trials where some
+    configuration terminated, ``alpha_trials`` and ``alphabeta_trials`` of them), and the
+    requests cut to fit."""
     return (df.groupby(["axis", "value"], sort=False)
             .agg(trials=("trial", "size"), mcsf_gap_lo=("mcsf_gap_lo", "mean"),
                  mcsf_gap_hi=("mcsf_gap_hi", "mean"), online_gap_lo=("online_gap_lo", "mean"),
+                 mcbench_gap_lo=("mcbench_gap_lo", "mean"),
+                 alphabeta_gap_lo=("alphabeta_gap_lo", "mean"),
+                 alphabeta_trials=("alphabeta_gap_lo", "count"),
+                 alpha_gap_lo=("alpha_gap_lo", "mean"), alpha_trials=("alpha_gap_lo", "count"),
                  clipped=("clipped", "sum"))
             .reset_index())
