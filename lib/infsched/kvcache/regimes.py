@@ -32,6 +32,7 @@ before the round runs), so their start times form a schedule that ``check_schedu
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import inspect
 import math
@@ -55,7 +56,7 @@ from infsched.store import results_version
 from infsched.sweep import default_processes, point_seed, run_sweep
 
 __all__ = ["PROMPT_MEAN", "OUTPUT_MEAN", "BASE", "AXES", "RegimeScale", "REGIME_SCALES",
-           "UNIT_ROUND", "AB_GRID", "regime_instance", "benchmark_runs", "regime_point",
+           "UNIT_ROUND", "AB_GRID", "SERIAL_ROUNDS_LIMIT", "regime_instance", "benchmark_runs", "regime_point",
            "regimes", "regime_summary"]
 
 PROMPT_MEAN, OUTPUT_MEAN = 10.0, 21.0
@@ -77,6 +78,12 @@ AB_GRID: tuple[SimConfig, ...] = tuple(dict.fromkeys(
     [SimConfig("alpha", alpha=a) for a in _ALPHAS]
     + [SimConfig("alpha-beta", alpha=a, beta=b) for b in (0.1, 0.2) for a in _ALPHAS]
     + [SimConfig("alpha-beta", alpha=a, beta=b) for a in (0.1, 0.2) for b in _BETAS]))
+#: a benchmark run still going after this many times the rounds of serving every request alone,
+#: one after another from the last arrival, counts as not terminating (besides the simulator's
+#: 50 evictions per request): it can only end far behind that serial schedule. It stops the runs
+#: that can never end without evicting, such as α-protection with a prompt above (1 − α)·M,
+#: which idles forever, long before the simulator's ten million rounds
+SERIAL_ROUNDS_LIMIT = 20
 
 
 @dataclass(frozen=True)
@@ -124,12 +131,15 @@ def regime_instance(n: int, cv: float, m_ratio: float, load: float, seed: int) -
 
 def benchmark_runs(inst: Instance, seed: int) -> pd.DataFrame:
     """Every configuration of :data:`AB_GRID` on ``inst`` in rounds: one row each with its total
-    latency (NaN when the run hit the simulator's eviction limit: an endless clearing cycle), its
+    latency (NaN when the run hit the simulator's eviction limit, an endless clearing cycle, or
+    :data:`SERIAL_ROUNDS_LIMIT`), its
     evictions and, for a run that terminated, its start times (the last attempt's). β-clearing's
     draws come from one generator per configuration, seeded from ``seed``."""
     arrival = inst.arrival.astype(np.float64)
+    cap = SERIAL_ROUNDS_LIMIT * int(inst.arrival.max() + inst.output.sum())
     rows = []
     for k, cfg in enumerate(AB_GRID):
+        cfg = dataclasses.replace(cfg, max_rounds=min(cfg.max_rounds, cap))
         rng = np.random.default_rng(point_seed(seed, 5, k))
         r = simulate(arrival, inst.prompt, inst.output, inst.M, cfg, timing=UNIT_ROUND,
                      clearing_rng=rng)
