@@ -160,7 +160,7 @@ def _best_of(runs: pd.DataFrame, policy: str) -> tuple[float, str]:
                                                      else ""))
 
 
-@results_version(2)
+@results_version(3)
 def regime_point(axis: str, value: float, trial: int, seed: int, n: int, best_evals: int) -> dict:
     """One trial at one point of one axis (the other two at :data:`BASE`)."""
     one_of("axis", axis, tuple(AXES))
