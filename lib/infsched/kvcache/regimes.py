@@ -56,8 +56,8 @@ from infsched.store import results_version
 from infsched.sweep import default_processes, point_seed, run_sweep
 
 __all__ = ["PROMPT_MEAN", "OUTPUT_MEAN", "BASE", "AXES", "RegimeScale", "REGIME_SCALES",
-           "UNIT_ROUND", "AB_GRID", "SERIAL_ROUNDS_LIMIT", "regime_instance", "benchmark_runs", "regime_point",
-           "regimes", "regime_summary"]
+           "UNIT_ROUND", "AB_GRID", "SERIAL_ROUNDS_LIMIT", "regime_instance", "benchmark_runs",
+           "regime_point", "regimes", "regime_summary"]
 
 PROMPT_MEAN, OUTPUT_MEAN = 10.0, 21.0
 #: the point every axis passes through: prompt CV 1, memory 4 mean peaks, load 2 (overloaded,
@@ -132,9 +132,9 @@ def regime_instance(n: int, cv: float, m_ratio: float, load: float, seed: int) -
 def benchmark_runs(inst: Instance, seed: int) -> pd.DataFrame:
     """Every configuration of :data:`AB_GRID` on ``inst`` in rounds: one row each with its total
     latency (NaN when the run hit the simulator's eviction limit, an endless clearing cycle, or
-    :data:`SERIAL_ROUNDS_LIMIT`), its
-    evictions and, for a run that terminated, its start times (the last attempt's). β-clearing's
-    draws come from one generator per configuration, seeded from ``seed``."""
+    :data:`SERIAL_ROUNDS_LIMIT`), its evictions and, for a run that terminated, its start times
+    (the last attempt's). β-clearing's draws come from one generator per configuration, seeded
+    from ``seed``."""
     arrival = inst.arrival.astype(np.float64)
     cap = SERIAL_ROUNDS_LIMIT * int(inst.arrival.max() + inst.output.sum())
     rows = []
