@@ -217,3 +217,17 @@ def test_a_large_points_file_is_sharded_and_read_back(tmp_path, monkeypatch):
     store.write_points(name, entries, tmp_path)
     assert [p.name for p in (tmp_path / "points").iterdir()] == [f"{name}.jsonl"]
     assert sorted(store.read_points(name, tmp_path)) == sorted(entries)
+
+
+def test_the_profiling_chapter_is_not_built_into_the_store(capsys):
+    """`infsched results build` with no chapter builds every chapter with paper-scale results,
+    not the profiling chapter (it measures the machine it runs on); naming it is refused."""
+    from infsched.book import list_chapters
+    from infsched.cli import main
+
+    assert "profiling" in list_chapters() and "profiling" not in results.stored_chapters()
+    assert set(results.stored_chapters()) == set(list_chapters()) - set(results.NOT_STORED)
+    with pytest.raises(ConfigError, match="profiling"):
+        results.build("profiling")
+    assert main(["results", "build", "profiling"]) == 2
+    assert "measures the machine it runs on" in capsys.readouterr().err

@@ -415,9 +415,12 @@ def _cmd_results(args: argparse.Namespace) -> int:
     from . import results, store
 
     if args.action == "build":
-        names = args.chapters or list(list_chapters())
-        known = set(list_chapters())
+        names = args.chapters or results.stored_chapters()
+        known = set(results.stored_chapters())
         for name in names:
+            if name in results.NOT_STORED:
+                raise ConfigError(f"chapter = {name!r}: has no paper-scale results to store "
+                                  f"({results.NOT_STORED[name]})")
             if name not in known:
                 raise ConfigError(f"chapter = {name!r}: must be one of {', '.join(sorted(known))}")
         for name in names:
@@ -515,7 +518,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=("build", "status", "verify"),
                    help="build: run chapters at paper scale and store their points; status: what "
                         "is stored and whether it is current; verify: recompute a sample")
-    p.add_argument("chapters", nargs="*", help="build: the chapters (default: all)")
+    p.add_argument("chapters", nargs="*",
+                   help="build: the chapters (default: all but profiling, which measures this "
+                        "machine)")
     p.add_argument("--budget", type=float, default=120.0, metavar="CPU_S",
                    help="verify: recorded CPU seconds of the sample (default 120)")
     p.add_argument("--seed", type=int, default=0, help="verify: the sample's seed (default 0)")

@@ -19,7 +19,19 @@ from . import store
 from .runner import _env, run_chapter
 from .sweep import _compute
 
-__all__ = ["ATOL", "RTOL", "build", "recompute"]
+__all__ = ["ATOL", "NOT_STORED", "RTOL", "build", "recompute", "stored_chapters"]
+
+#: chapters with no paper-scale results to store, and why: the book renders them at `default`
+NOT_STORED = {"profiling": "it measures the machine it runs on, so its numbers are this "
+                           "machine's, not results to store; the book renders it at default scale"}
+
+
+def stored_chapters() -> list[str]:
+    """The chapters ``infsched results build`` builds when none is named: every chapter of the
+    book but those in :data:`NOT_STORED`, in the book's order."""
+    from .book import list_chapters
+
+    return [name for name in list_chapters() if name not in NOT_STORED]
 
 
 def build(chapter: str, *, out_dir: Path | None = None, progress: Any = None,
@@ -32,6 +44,11 @@ def build(chapter: str, *, out_dir: Path | None = None, progress: Any = None,
     recorded; the rest are computed (locally, or on the Dask cluster ``$INFSCHED_DASK`` names).
     Interrupted, it resumes from the sweep cache. Writes ``points/*.jsonl`` and the chapter's
     manifest, then drops stored points no manifest lists. Returns the manifest."""
+    if chapter in NOT_STORED:
+        from .errors import ConfigError
+
+        raise ConfigError(f"chapter = {chapter!r}: has no paper-scale results to store "
+                          f"({NOT_STORED[chapter]})")
     root = root or store.store_dir()
     rec = Path(tempfile.mkdtemp(prefix=f"infsched-store-{chapter}-"))
     t0, c0 = time.perf_counter(), store._children_cpu()
