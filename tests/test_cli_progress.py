@@ -51,14 +51,14 @@ def _fake_execute(info, params, kernel, timeout, scale, out, figures, out_nb, pr
 
 @pytest.mark.parametrize("argv, first", [
     (["run", "tad", "--scale", "paper", "-p", "n_servers=8192"],
-     "infsched: tad at paper scale: about 18-72 min (2,141 CPU s measured from an "
-     "empty cache by infsched results build"),
+     "infsched: tad at paper scale: about 24-74 min (2,219 CPU s and 24 min wall on 2 cores, "
+     "measured by the results store's regeneration from empty"),
     (["run", "kairos", "--scale", "default", "-p", "processes=1"],
      "infsched: kairos at default scale: about 87 s (87 CPU s measured at default scale with the "
      "default parameters"),
     (["run", "headtohead", "--scale", "paper"],
-     "infsched: headtohead at paper scale: about 45 min to 1.5 hours (5,328 CPU s measured by "
-     "infsched results build"),
+     "infsched: headtohead at paper scale: about 50 min to 1.6 hours (5,826 CPU s and 50 min "
+     "wall on 2 cores, measured by the results store's regeneration"),
 ])
 def test_run_says_how_long_before_the_kernel_starts(argv, first, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(runner, "_execute", _fake_execute)

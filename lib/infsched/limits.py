@@ -152,29 +152,25 @@ DEFAULT_CPU_S: dict[str, float] = {"tad": 135.0, "ramsis": 470.0, "kvcache": 232
 #: when they were measured (said in every estimate)
 MEASURED_ON = "2026-11-25"
 
-#: at ``paper`` scale: (low, high) seconds of wall time on 2 processes, and what they rest on
+#: at ``paper`` scale: (low, high) seconds of wall time, and what they rest on: the regeneration
+#: of the whole results store from empty by ``infsched results build`` (2026-11-26, README), each
+#: chapter's build on 2 processes (low: its wall time there; high: its CPU seconds, one core)
+REGENERATED_ON = "2026-11-26"
+
+
+def _measured(cpu_s: float, wall_s: float, extra: str = "") -> tuple[float, float, str]:
+    return (wall_s, cpu_s, f"{cpu_s:,.0f} CPU s and {wall_s / 60:.0f} min wall on 2 cores, measured "
+            f"by the results store's regeneration from empty ({REGENERATED_ON}, README){extra}")
+
+
 PAPER_S: dict[str, tuple[float, float, str]] = {
-    "tad": (18 * 60, 36 * 60,
-            "2,141 CPU s measured from an empty cache by infsched results build (2026-11-26, "
-            "README): at least 18 min on 2 idle cores, 36 min on one"),
-    "ramsis": (16 * 60, 32 * 60,
-               "1,891 CPU s measured from an empty cache by infsched results build (2026-11-26, "
-               "README): at least 16 min on 2 idle cores, 32 min on one; 4.8 GB peak"),
-    "kvcache": (396.0 / 2, 396.0,
-                "396 CPU s measured by infsched results build (2026-11-26, README): Fig. 2's 400 "
-                "paper-size trials with the local search (no CP-SAT, no LP at these sizes: "
-                "kvcache/scales.py); at least 3.3 min on 2 idle cores, 6.6 min on one; 0.46 GB peak"),
-    "kairos": (10 * 60, 20 * 60, "1,165 CPU s measured by infsched results build (2026-11-26, "
-               "README): 714 from an empty cache, then 451 for issue 32's replications on a "
-               "machine at load 10-20; at least 10 min on 2 idle cores, 20 min on one"),
-    "shepherd": (9 * 60, 18 * 60, "1,070 CPU s measured by infsched results build (2026-11-26, "
-                 "README): 573 from an empty cache, then 497 for issue 32's replications on a "
-                 "machine at load 10-20; at least 9 min on 2 idle cores, 18 min on one"),
-    "headtohead": (45 * 60, 90 * 60,
-                   "5,328 CPU s measured by infsched results build (2026-11-26, README), on a "
-                   "machine at load 10-20 whose CPU seconds overstate a quiet one's (the chapter "
-                   "before issue 33's additions took 2,026 CPU s quiet); at least 45 min on 2 "
-                   "cores as measured, 90 min on one"),
+    "tad": _measured(2219.2, 1450.6),
+    "ramsis": _measured(2033.2, 1134.3, "; 4.8 GB peak"),
+    "kvcache": _measured(467.9, 259.6, ": Fig. 2's 400 paper-size trials with the local search "
+                         "(no CP-SAT, no LP at these sizes: kvcache/scales.py)"),
+    "kairos": _measured(1189.6, 621.9),
+    "shepherd": _measured(993.4, 533.1),
+    "headtohead": _measured(5825.5, 2984.7),
 }
 
 #: a chapter parameter its time grows with: (its default, how it grows)
