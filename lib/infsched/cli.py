@@ -416,13 +416,8 @@ def _cmd_results(args: argparse.Namespace) -> int:
 
     if args.action == "build":
         names = args.chapters or results.stored_chapters()
-        known = set(results.stored_chapters())
-        for name in names:
-            if name in results.NOT_STORED:
-                raise ConfigError(f"chapter = {name!r}: has no paper-scale results to store "
-                                  f"({results.NOT_STORED[name]})")
-            if name not in known:
-                raise ConfigError(f"chapter = {name!r}: must be one of {', '.join(sorted(known))}")
+        for name in names:  # every name checked before the first build starts
+            results.require_storable(name)
         for name in names:
             print(f"infsched: results build {name}: running the chapter at paper scale; stored "
                   "points are reused, finished points are cached (Ctrl-C stops, a rerun resumes)",

@@ -19,7 +19,8 @@ from . import store
 from .runner import _env, run_chapter
 from .sweep import _compute
 
-__all__ = ["ATOL", "NOT_STORED", "RTOL", "build", "recompute", "stored_chapters"]
+__all__ = ["ATOL", "NOT_STORED", "RTOL", "build", "recompute", "require_storable",
+           "stored_chapters"]
 
 #: chapters with no paper-scale results to store, and why: the book renders them at `default`
 NOT_STORED = {"profiling": "it measures the machine it runs on, so its numbers are this "
@@ -34,6 +35,18 @@ def stored_chapters() -> list[str]:
     return [name for name in list_chapters() if name not in NOT_STORED]
 
 
+def require_storable(chapter: str) -> None:
+    """Raise ConfigError naming ``chapter`` unless ``infsched results build`` can store it."""
+    from .errors import ConfigError
+
+    if chapter in NOT_STORED:
+        raise ConfigError(f"chapter = {chapter!r}: has no paper-scale results to store "
+                          f"({NOT_STORED[chapter]})")
+    known = stored_chapters()
+    if chapter not in known:
+        raise ConfigError(f"chapter = {chapter!r}: must be one of {', '.join(sorted(known))}")
+
+
 def build(chapter: str, *, out_dir: Path | None = None, progress: Any = None,
           root: Path | None = None) -> dict[str, Any]:
     """Run ``chapter`` at ``paper`` scale with its default parameters and store every sweep
@@ -44,11 +57,7 @@ def build(chapter: str, *, out_dir: Path | None = None, progress: Any = None,
     recorded; the rest are computed (locally, or on the Dask cluster ``$INFSCHED_DASK`` names).
     Interrupted, it resumes from the sweep cache. Writes ``points/*.jsonl`` and the chapter's
     manifest, then drops stored points no manifest lists. Returns the manifest."""
-    if chapter in NOT_STORED:
-        from .errors import ConfigError
-
-        raise ConfigError(f"chapter = {chapter!r}: has no paper-scale results to store "
-                          f"({NOT_STORED[chapter]})")
+    require_storable(chapter)
     root = root or store.store_dir()
     rec = Path(tempfile.mkdtemp(prefix=f"infsched-store-{chapter}-"))
     t0, c0 = time.perf_counter(), store._children_cpu()

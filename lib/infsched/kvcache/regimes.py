@@ -50,6 +50,7 @@ from infsched.kvcache.online import replan
 from infsched.kvcache.online_study import POLICY
 from infsched.kvcache.policies import mc_benchmark, mc_sf
 from infsched.kvcache.relax import dff_bound
+from infsched.kvcache.scales import get_scale
 from infsched.kvcache.sim import SimConfig, simulate
 from infsched.kvcache.timing import BatchTimeModel
 from infsched.store import results_version
@@ -72,8 +73,7 @@ UNIT_ROUND = BatchTimeModel(kappa=1.0, floor_ms=1000.0, intercept_ms=0.0, per_to
                             per_kv_token_ms=0.0, prefill_sq_ms=0.0)
 #: the α/β configurations tried per instance: Figs. 7/10's α at β = 0.1 and 0.2, Figs. 8/11's β
 #: at α = 0.1 and 0.2 (the kvcache scales' `paper` grid), and α-protection greedy at every α
-_ALPHAS = (0.02, 0.05, 0.08, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4)
-_BETAS = (0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
+_ALPHAS, _BETAS = get_scale("paper").alphas, get_scale("paper").betas
 AB_GRID: tuple[SimConfig, ...] = tuple(dict.fromkeys(
     [SimConfig("alpha", alpha=a) for a in _ALPHAS]
     + [SimConfig("alpha-beta", alpha=a, beta=b) for b in (0.1, 0.2) for a in _ALPHAS]
