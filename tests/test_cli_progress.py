@@ -214,6 +214,22 @@ def test_the_measured_costs_are_the_readmes():
     assert found == limits.DEFAULT_CPU_S
 
 
+def test_the_store_render_costs_are_the_readmes():
+    """What ``infsched run CHAPTER`` quotes for a chapter rendered from the store is the README's
+    "from the store" column (wall s, CPU s): re-measured, both change together."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    names = {"TAD": "tad", "RAMSIS": "ramsis", "KV-cache": "kvcache", "KAIROS": "kairos",
+             "Shepherd": "shepherd", "Head to head": "headtohead"}
+    found = {}
+    for name, wall, cpu in re.findall(r"^\| ([^|]+?) \|.*\| (\d+), (\d+)[^|]*\|$", readme, re.M):
+        if name in names:
+            found[names[name]] = (float(wall), float(cpu))
+    assert found == limits.STORE_RENDER_S
+
+
 def test_estimate_without_a_scale_says_the_store_renders_it(monkeypatch):
     """With no --scale, a chapter whose paper-scale build is stored renders from the store (its
     parameters cell picks paper), so the estimate must say that, not quote the default scale."""
@@ -224,7 +240,8 @@ def test_estimate_without_a_scale_says_the_store_renders_it(monkeypatch):
     monkeypatch.setattr(store, "status", lambda ch, root=None: {
         "current": True, "n_points": 1234, "built": "2026-11-26T00:00:00Z"})
     lo, hi, msg = limits.chapter_estimate("kairos", {}, None)
-    assert "from the results store" in msg and "1,234 stored points" in msg and hi <= 150
+    assert "from the results store" in msg and "1,234 stored points" in msg
+    assert (lo, hi) == (limits.STORE_RENDER_S["kairos"][0],) * 2 and "s wall" in msg
     monkeypatch.setattr(store, "status", lambda ch, root=None: None)
     assert "at default scale" in limits.chapter_estimate("kairos", {}, None)[2]
     monkeypatch.setenv("INFSCHED_SCALE", "default")

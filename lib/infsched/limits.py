@@ -163,6 +163,14 @@ def _measured(cpu_s: float, wall_s: float, extra: str = "") -> tuple[float, floa
             f"by the results store's regeneration from empty ({REGENERATED_ON}, README){extra}")
 
 
+#: a chapter rendered from the results store (what ``make book`` does): (wall s, CPU s) of
+#: ``infsched run CHAPTER`` with every sweep point served by the store, on the quiet machine
+#: (README's table; measured on :data:`STORE_RENDER_ON`)
+STORE_RENDER_S: dict[str, tuple[float, float]] = {
+    "tad": (21.0, 13.0), "ramsis": (22.0, 20.0), "kvcache": (21.0, 21.0), "kairos": (35.0, 23.0),
+    "shepherd": (44.0, 35.0), "headtohead": (127.0, 42.0)}
+STORE_RENDER_ON = "2026-11-26"
+
 PAPER_S: dict[str, tuple[float, float, str]] = {
     "tad": _measured(2219.2, 1450.6),
     "ramsis": _measured(2033.2, 1134.3, "; 4.8 GB peak"),
@@ -218,10 +226,13 @@ def chapter_estimate(chapter: str, params: dict[str, Any], scale: str | None,
 
         st = store.status(chapter) if store.enabled() else None
         if st is not None and st["current"]:
-            return (10.0, 150.0, f"{chapter} at paper scale from the results store "
-                    f"({st['n_points']:,} stored points, built {str(st.get('built', ''))[:10]}): "
-                    "only what is not a stored sweep point is computed, 21-127 s wall per "
-                    "chapter in the README's measurement (2026-11-26)")
+            wall, cpu = STORE_RENDER_S.get(chapter, (float("nan"),) * 2)
+            measured = (f"{wall:.0f} s wall and {cpu:.0f} CPU s when measured ({STORE_RENDER_ON}, README)"
+                        if wall == wall else "not measured")
+            return (wall if wall == wall else 0.0, wall if wall == wall else float("inf"),
+                    f"{chapter} at paper scale from the results store ({st['n_points']:,} stored "
+                    f"points, built {str(st.get('built', ''))[:10]}): only what is not a stored "
+                    f"sweep point is computed: {measured}")
     scale = scale or os.environ.get("INFSCHED_SCALE") or "default"
     if chapter not in DEFAULT_CPU_S or scale not in ("default", "paper"):
         return None

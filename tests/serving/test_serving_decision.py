@@ -129,3 +129,24 @@ def test_the_twitter_interval_is_a_checked_parameter(tmp_path):
     a = ex.arrivals("twitter", 100.0, 0, np.random.default_rng(0), interval_s=10.0)
     b = ex.arrivals("twitter", 100.0, 0, np.random.default_rng(0), interval_s=2.0)
     assert a.size / b.size == pytest.approx(5.0, rel=0.05)
+
+
+def test_the_twitter_trace_enters_the_decision_at_the_judged_slo_only(monkeypatch):
+    """At ``paper`` the Twitter trace is judged at ``slo_ms`` only (its replay, not decision_n,
+    sets a run's length); Poisson and MMPP at every judged SLO, on every seed and load."""
+    seen = []
+
+    def fake(points, *a, **k):
+        seen.extend(points)
+        return pd.DataFrame([{"workload": p["workload"], "load": p["load"], "slo_ms": p["slo_ms"],
+                              "seed": p["seed"]} for p in points])
+
+    monkeypatch.setattr(ex, "_sweep", fake)
+    s = ex.get_scale("paper")
+    ex.decision_runs("paper", 0, slo_ms=150.0, contenders=("fastest",))
+    slos = {w: sorted({p["slo_ms"] for p in seen if p["workload"] == w}) for w in s.decision_workloads}
+    assert slos["twitter"] == [150.0]
+    assert slos["poisson"] == slos["mmpp"] == sorted(150.0 * f for f in s.decision_slos)
+    per = len(s.decision_loads) * sum(s.decision_seeds)
+    assert len(seen) == per * (2 * len(s.decision_slos) + 1)
+    assert {p["n"] for p in seen} == {s.decision_n}

@@ -180,6 +180,8 @@ def decision_runs(scale: str = "default", seed: int = 0, *, slo_ms: float = 150.
     SLO (the scale's ``decision_slos`` x ``slo_ms``), every contender at each of its knob values
     (:func:`_knob_runs`), on the scale's ``decision_seeds = (select, score)`` seeds: a column
     ``split`` says whether a seed chooses the knob (``"select"``) or scores it (``"score"``).
+    The Twitter trace enters only at the judged SLOs of the scale's ``decision_twitter_slos``
+    (its replay, not ``decision_n``, sets its length).
     Within one (workload, load, SLO, seed) every contender serves the same arrivals, so their
     differences can be paired."""
     s = get_scale(scale)
@@ -196,6 +198,8 @@ def decision_runs(scale: str = "default", seed: int = 0, *, slo_ms: float = 150.
         ServingConfig(zoo, workers=int(K), slo_ms=slo)
         runs = tuple(_knob_runs(entries, zoo, slo, s.decision_factors, s.decision_a_stars))
         for w in workloads:
+            if w == "twitter" and not any(np.isclose(f, x) for x in s.decision_twitter_slos):
+                continue
             for r in _loads(loads, s.decision_loads):
                 for k in range(n_sel + n_score):
                     ps = point_seed(seed, 20 + WORKLOADS.index(w), r, slo, k)

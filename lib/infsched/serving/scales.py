@@ -41,6 +41,10 @@ class Scale:
     decision_a_stars: tuple[float, ...] = (70.0, 74.0, 78.0, 82.0)
     decision_seeds: tuple[int, int] = (2, 3)
     decision_n: int = 50_000
+    # the judged SLOs (of decision_slos) at which the Twitter trace enters the decision: a run
+    # replays its 27 intervals once, rate x 27 x twitter_interval_s queries whatever decision_n
+    # (at real time and 60 workers near capacity, about a million)
+    decision_twitter_slos: tuple[float, ...] = (1.0,)
     # the burstiness and overheads sweep (issue 33, item 6): queries per run, seeds, loads
     sens_n: int = 40_000
     sens_seeds: int = 5
@@ -68,7 +72,7 @@ SCALES: dict[str, Scale] = {
                    decision_workloads=("poisson", "mmpp", "twitter"),
                    decision_loads=(0.1, 0.3, 0.5, 0.7, 0.9, 1.0, 1.1, 1.2), decision_slos=(2 / 3, 1.0, 2.0),
                    decision_factors=(0.4, 0.6, 0.8, 1.0, 1.5), decision_a_stars=(70.0, 74.0, 76.0, 78.0, 80.0, 82.0),
-                   decision_seeds=(3, 7), decision_n=200_000,
+                   decision_seeds=(3, 7), decision_n=100_000,
                    sens_n=100_000, sens_seeds=10, sens_loads=(0.6, 0.9)),
 }
 
