@@ -54,10 +54,10 @@ def _fake_execute(info, params, kernel, timeout, scale, out, figures, out_nb, pr
      "infsched: tad at paper scale: about 24-74 min (2,219 CPU s and 24 min wall on 2 cores, "
      "measured by the results store's regeneration from empty"),
     (["run", "kairos", "--scale", "default", "-p", "processes=1"],
-     "infsched: kairos at default scale: about 87 s (87 CPU s measured at default scale with the "
+     "infsched: kairos at default scale: about 56 s (56 CPU s measured at default scale with the "
      "default parameters"),
     (["run", "headtohead", "--scale", "paper"],
-     "infsched: headtohead at paper scale: about 50 min to 1.6 hours (5,826 CPU s and 50 min "
+     "infsched: headtohead at paper scale: about 28-54 min (3,262 CPU s and 28 min "
      "wall on 2 cores, measured by the results store's regeneration"),
 ])
 def test_run_says_how_long_before_the_kernel_starts(argv, first, tmp_path, monkeypatch, capsys):
@@ -188,8 +188,8 @@ def test_sweep_puts_the_chapters_cost_beside_its_share(monkeypatch, capsys):
     assert main(["sweep", "tad", "-e", "fig5", "-p", "a_star=76,78", "--seeds", "0-2",
                  "--scale", "default"]) == 0
     err = capsys.readouterr().err
-    assert err.startswith("infsched: (the whole chapter) tad at default scale: about 68 s to 2.2 min "
-                          "(135 CPU s measured"), err
+    assert err.startswith("infsched: (the whole chapter) tad at default scale: about 30-60 s "
+                          "(60 CPU s measured"), err
     assert err.rstrip().endswith("this sweep runs 1 of its 10 experiments x 2 parameter combination(s) "
                                  "x 3 seed(s)"), err
     # a bad grid is still one line, and nothing is estimated before it

@@ -145,12 +145,12 @@ def warn_long(what: str, seconds: float, *, threshold: float = 3600.0) -> None:
 # ------------------------------------------------------------------ how long a chapter takes
 
 #: CPU seconds of each chapter at ``default`` scale with its default parameters, from an empty
-#: sweep cache: the kernel and every process it started (README, measured 2026-11-25 on the
-#: project's 2-core machine, commit 5b383a9; the head to head measured separately)
-DEFAULT_CPU_S: dict[str, float] = {"tad": 135.0, "ramsis": 470.0, "kvcache": 232.0, "kairos": 87.0,
-                                   "shepherd": 287.0, "profiling": 362.0, "headtohead": 180.0}
+#: sweep cache and an empty numba cache, the results store off: the kernel and every process it
+#: started (README, book/guide.md; measured on the quiet 2-core machine at b292ce6)
+DEFAULT_CPU_S: dict[str, float] = {"tad": 60.0, "ramsis": 235.0, "kvcache": 180.0, "kairos": 56.0,
+                                   "shepherd": 155.0, "profiling": 145.0, "headtohead": 201.0}
 #: when they were measured (said in every estimate)
-MEASURED_ON = "2026-11-25"
+MEASURED_ON = "2026-11-26"
 
 #: at ``paper`` scale: (low, high) seconds of wall time, and what they rest on: the regeneration
 #: of the whole results store from empty by ``infsched results build`` (2026-11-26, README), each
@@ -167,18 +167,18 @@ def _measured(cpu_s: float, wall_s: float, extra: str = "") -> tuple[float, floa
 #: ``infsched run CHAPTER`` with every sweep point served by the store, on the quiet machine
 #: (README's table; measured on :data:`STORE_RENDER_ON`)
 STORE_RENDER_S: dict[str, tuple[float, float]] = {
-    "tad": (21.0, 13.0), "ramsis": (22.0, 20.0), "kvcache": (21.0, 21.0), "kairos": (35.0, 23.0),
-    "shepherd": (44.0, 35.0), "headtohead": (127.0, 42.0)}
+    "tad": (13.0, 13.0), "ramsis": (22.0, 22.0), "kvcache": (22.0, 22.0), "kairos": (24.0, 23.0),
+    "shepherd": (35.0, 35.0), "headtohead": (33.0, 33.0)}
 STORE_RENDER_ON = "2026-11-26"
 
 PAPER_S: dict[str, tuple[float, float, str]] = {
     "tad": _measured(2219.2, 1450.6),
     "ramsis": _measured(2033.2, 1134.3, "; 4.8 GB peak"),
-    "kvcache": _measured(467.9, 259.6, ": Fig. 2's 400 paper-size trials with the local search "
+    "kvcache": _measured(471.6, 260.0, ": Fig. 2's 400 paper-size trials with the local search "
                          "(no CP-SAT, no LP at these sizes: kvcache/scales.py)"),
     "kairos": _measured(1189.6, 621.9),
     "shepherd": _measured(993.4, 533.1),
-    "headtohead": _measured(5825.5, 2984.7),
+    "headtohead": _measured(3262.4, 1687.4),
 }
 
 #: a chapter parameter its time grows with: (its default, how it grows)
@@ -242,8 +242,8 @@ def chapter_estimate(chapter: str, params: dict[str, Any], scale: str | None,
         lo, hi = cpu / p, cpu
         basis = (f"{cpu:.0f} CPU s measured at default scale with the default parameters on the "
                  f"project's 2-core machine ({MEASURED_ON}, README); on {p} process"
-                 + ("es" if p > 1 else "") + " the wall time is between "
-                 + ("half of that and all of it" if p > 1 else "about all of it"))
+                 + ("es the wall time is between half of that and all of it" if p > 1
+                    else " the wall time is about all of it"))
     elif chapter in PAPER_S:
         lo, hi, basis = PAPER_S[chapter]
     else:
