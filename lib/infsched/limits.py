@@ -226,13 +226,14 @@ def chapter_estimate(chapter: str, params: dict[str, Any], scale: str | None,
 
         st = store.status(chapter) if store.enabled() else None
         if st is not None and st["current"]:
-            wall, cpu = STORE_RENDER_S.get(chapter, (float("nan"),) * 2)
-            measured = (f"{wall:.0f} s wall and {cpu:.0f} CPU s when measured ({STORE_RENDER_ON}, README)"
-                        if wall == wall else "not measured")
-            return (wall if wall == wall else 0.0, wall if wall == wall else float("inf"),
-                    f"{chapter} at paper scale from the results store ({st['n_points']:,} stored "
+            head = (f"{chapter} at paper scale from the results store ({st['n_points']:,} stored "
                     f"points, built {str(st.get('built', ''))[:10]}): only what is not a stored "
-                    f"sweep point is computed: {measured}")
+                    "sweep point is computed: ")
+            if chapter not in STORE_RENDER_S:
+                return (0.0, float("inf"), head + "not measured")
+            wall, cpu = STORE_RENDER_S[chapter]
+            return (wall, wall, head + f"{wall:.0f} s wall and {cpu:.0f} CPU s when measured "
+                    f"({STORE_RENDER_ON}, README)")
     scale = scale or os.environ.get("INFSCHED_SCALE") or "default"
     if chapter not in DEFAULT_CPU_S or scale not in ("default", "paper"):
         return None
