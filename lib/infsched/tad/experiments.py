@@ -126,8 +126,7 @@ def stand_in(item: str, scale: str) -> str | None:
                 f"our {s.tv_runs} run{'s' if s.tv_runs > 1 else ''} would cost "
                 f"{PAPER_TV_TIME / length:,.0f} times the CPU time of ours, and this simulator's "
                 f"per-query record about {jobs * 32 / 1e9:,.0f} GB a run, one run at a time on "
-                "this 24 GB machine: it would take the results store past its budget of 3 "
-                "CPU-hours")
+                "this 24 GB machine: the results store leaves it out")
     return None
 
 
