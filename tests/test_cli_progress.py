@@ -51,13 +51,13 @@ def _fake_execute(info, params, kernel, timeout, scale, out, figures, out_nb, pr
 
 @pytest.mark.parametrize("argv, first", [
     (["run", "tad", "--scale", "paper", "-p", "n_servers=8192"],
-     "infsched: tad at paper scale: about 24-74 min (2,219 CPU s and 24 min wall on 2 cores, "
+     "infsched: tad at paper scale: about 17-68 min (2,041 CPU s and 17 min wall on 2 cores, "
      "measured by the results store's regeneration from empty"),
     (["run", "kairos", "--scale", "default", "-p", "processes=1"],
      "infsched: kairos at default scale: about 56 s (56 CPU s measured at default scale with the "
      "default parameters"),
     (["run", "headtohead", "--scale", "paper"],
-     "infsched: headtohead at paper scale: about 28-54 min (3,262 CPU s and 28 min "
+     "infsched: headtohead at paper scale: about 27-52 min (3,112 CPU s and 27 min "
      "wall on 2 cores, measured by the results store's regeneration"),
 ])
 def test_run_says_how_long_before_the_kernel_starts(argv, first, tmp_path, monkeypatch, capsys):
