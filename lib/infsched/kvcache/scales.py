@@ -119,8 +119,8 @@ SCALES: dict[str, Scale] = {
                      alphas=(0.02, 0.05, 0.08, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4),
                      betas=(0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5),
                      alpha_search_n=10_000),
-    # Fig. 2 in the paper's setting, 200 trials per model at n, T ~ U{40..60}, within the
-    # chapter's share of the store's 3 CPU-hours (about 2,900 CPU s), spent where it pays (the
+    # Fig. 2 in the paper's setting, 200 trials per model at n, T ~ U{40..60}, so that the
+    # whole store regenerates within issue 31's 3 CPU-hours, the CPU spent where it pays (the
     # table in the module docstring): the local search on every trial, and neither CP-SAT nor
     # the LP. At this setting the local search alone decides every verdict of Fig. 2 (it
     # improves on MC-SF in all 400 trials, and its means and Model 1's max are beyond the
