@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: book book-default _render test bench clean venv
+.PHONY: book book-default _render test bench clean venv browser
 
 venv: $(STAMP)
 
@@ -39,7 +39,15 @@ _render:
 	env $(ENVS) $(BIN)/jupyter-book build -W -n --keep-going $$ALL .
 	@echo $(SRC_HASH)-$(MODE) > _build/.src-hash
 
-test: $(STAMP)
+# the test suite opens the smoke build in headless Chromium (tests/browser.py): Debian's package,
+# installed here when missing (as root, or through sudo without a password)
+CHROMIUM ?= /usr/bin/chromium
+browser:
+	@test -x $(CHROMIUM) || { echo "installing Debian's chromium for the browser check"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo "sudo -n" ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium; }
+
+test: $(STAMP) browser
 	INFSCHED_SCALE=smoke $(BIN)/python -m pytest -n $(JOBS) --dist loadfile --nbval-lax tests book
 
 bench: $(STAMP)

@@ -13,27 +13,72 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_book_builds_without_warnings(tmp_path):
+@pytest.fixture(scope="module")
+def built_book(tmp_path_factory):
+    """The whole book built once at smoke scale, strict (``-W``), as `make book` builds it."""
+    out = tmp_path_factory.mktemp("book")
     jb = Path(sys.executable).with_name("jupyter-book")
     assert jb.exists(), f"jupyter-book is not installed beside {sys.executable}"
-    env = {**os.environ, "INFSCHED_SCALE": "smoke", "INFSCHED_CACHE": str(tmp_path / "cache")}
+    env = {**os.environ, "INFSCHED_SCALE": "smoke", "INFSCHED_CACHE": str(out / "cache")}
     env.pop("INFSCHED_FIGURES", None)
     proc = subprocess.run(
-        [str(jb), "build", "-W", "-n", "--keep-going", "--path-output", str(tmp_path), str(ROOT)],
+        [str(jb), "build", "-W", "-n", "--keep-going", "--path-output", str(out), str(ROOT)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500)
+    shutil.rmtree(out / "_build" / ".jupyter_cache", ignore_errors=True)
+    return proc, out / "_build" / "html"
+
+
+def test_book_builds_without_warnings(built_book):
+    proc, root = built_book
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log[-6000:]
-    html = tmp_path / "_build" / "html" / "book"
+    html = root / "book"
     scorecard = (html / "scorecard.html").read_text()
     # the summary line and the verdict table are pasted from the executed chapter by glue
     assert re.search(r"\d+ reproduced, \d+ close, \d+ differs?", scorecard), scorecard[-3000:]
     assert "waterfilling_equals_lp" in scorecard.replace("<wbr>", "")  # names break after "_"
     assert "stand-in" in scorecard  # the rule at the top, and the smoke build's scaled-down rows
     assert (html / "tad.html").exists()
-    shutil.rmtree(tmp_path / "_build" / ".jupyter_cache", ignore_errors=True)
+    # the totals are summed from every chapter's glued counts, and every page names its commit
+    intro = (html / "intro.html").read_text()
+    assert "infsched-totals" in intro and "the whole book" in intro
+    assert re.search(r"Across the 5 papers, \d+ rows set", intro)
+    for page in ("intro", "tad", "scorecard"):
+        assert "This page was built from commit" in (html / f"{page}.html").read_text(), page
+
+
+#: the book's pages in its table of contents
+PAGES = ["intro"] + [p.split("/")[-1] for p in re.findall(r"file:\s*(\S+)", (ROOT / "_toc.yml").read_text())]
+#: pages that do not yet read cleanly in the browser, while the chapters are reworked (see the
+#: failure message for what each trips on); remove a page here once it passes
+PENDING: dict[str, str] = {}
+
+
+@pytest.fixture(scope="module")
+def browser_problems(built_book):
+    import browser
+
+    proc, root = built_book
+    assert proc.returncode == 0, "the book did not build; see test_book_builds_without_warnings"
+    assert Path(browser.CHROMIUM).exists(), (
+        f"{browser.CHROMIUM} is missing: `make browser` installs Debian's chromium "
+        "(or set INFSCHED_CHROMIUM to a Chromium binary)")
+    return browser.check_pages(root)
+
+
+@pytest.mark.parametrize("page", [pytest.param(p, marks=pytest.mark.xfail(reason=PENDING[p], strict=False))
+                                  if p in PENDING else p for p in PAGES])
+def test_page_reads_cleanly_in_a_browser(browser_problems, page):
+    """Each page in headless Chromium at 1366×768 (tests/browser.py): no table that needs a
+    sideways scroll, no figure under 120 px high, no NaN, no raw MyST or LaTeX, no words of the
+    book's own making (issue numbers, audits, the spec, the machine it was built on)."""
+    assert page in browser_problems, f"{page}.html was not built"
+    assert browser_problems[page] == [], f"{page}:\n  " + "\n  ".join(browser_problems[page])
 
 
 def test_stderr_in_a_cell_fails_the_build_and_no_stored_cell_has_any():

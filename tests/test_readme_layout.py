@@ -44,3 +44,17 @@ def test_every_package_row_is_a_folder():
 def test_the_readme_links_the_module_map():
     section = (ROOT / "README.md").read_text(encoding="utf-8").split("## Where things are", 1)[1]
     assert "(lib/infsched/README.md)" in section.split("\n## ", 1)[0]
+
+
+def test_the_readme_is_a_front_door():
+    """What the book is, then the two commands within the first 40 lines, then a short "What
+    holds up" that points to the front page, then where things are; 150 lines at most."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 150, f"README.md has {len(lines)} lines (at most 150)"
+    first = "\n".join(lines[:40])
+    assert "make book" in first and "make test" in first, "the two commands must be in the first 40 lines"
+    heads = [ln[3:].strip() for ln in lines if ln.startswith("## ")]
+    assert heads[:3] == ["Two commands", "What holds up", "Where things are"], heads
+    text = "\n".join(lines)
+    holds = text.split("## What holds up", 1)[1].split("\n## ", 1)[0]
+    assert "book/intro.md" in holds and len(holds.strip().splitlines()) <= 15

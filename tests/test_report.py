@@ -406,7 +406,7 @@ def test_setting_shortfall():
     assert report.setting_shortfall(paper, paper, ("d", "secs", "loads", "sizes")) is None
     ours = S(20, 5.0, (1.0,), (8, 10))
     assert report.setting_shortfall(ours, paper, ("d", "secs", "loads", "sizes"), {"d": "FLD D"}) == (
-        "FLD D 20 (paper: 100); secs 5 (paper: 30); loads: 1 values (paper: 3); "
+        "FLD D 20 (paper: 100); secs 5 (paper: 30); loads: 1 value (paper: 3 values); "
         "sizes (8, 10) (paper: (40, 60))")
     assert report.setting_shortfall(ours, paper, ()) is None
 
@@ -420,16 +420,3 @@ def test_every_headline_is_a_row_of_its_paper():
         keys = set(zip(df["item"], df["quantity"]))
         for item, quantity, _ in picks:
             assert (item, quantity) in keys, (chapter, item, quantity)
-
-
-def test_headline_lines_show_paper_ours_and_verdict():
-    from infsched import headlines
-
-    card = pd.DataFrame([{"item": "fig2", "quantity": "model1_mean", "paper": 1.005, "ours": 1.0712,
-                          "unit": "ratio", "verdict": "differs"},
-                         {"item": "fig3", "quantity": "mcsf_lowest_everywhere", "paper": None,
-                          "ours": True, "unit": "", "verdict": "reproduced"}])
-    lines = headlines.headline_lines("kvcache", card)
-    assert len(lines) == 2
-    assert "paper 1.005 ratio, ours 1.071 ratio" in lines[0] and lines[0].endswith("**differs**")
-    assert "the claim holds" in lines[1]

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import base64
 import html
+import os
+from pathlib import Path
+from typing import Any
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +26,7 @@ import pandas as pd
 
 from .errors import require
 
-__all__ = ["thin", "summarised", "Summarised"]
+__all__ = ["thin", "summarised", "Summarised", "build_commit", "build_note", "setup"]
 
 
 def thin(df: pd.DataFrame, by: str, keep: int = 3, *, within: "str | list[str] | None" = None) -> pd.DataFrame:
@@ -77,15 +80,35 @@ class Summarised:
         return (
             f'<div class="infsched-summarised">{summary}'
             f'<p>{html.escape(self._caption())} '
-            f'<a download="{fname}" href="{href}">Download all {n} rows ({fname})</a></p>'
-            f'<details><summary>Show all {n} rows</summary>{full}</details></div>')
+            f'<a download="{fname}" href="{href}">Download {_rows(n, "the")} ({fname})</a></p>'
+            f'<details><summary>Show {_rows(n, "the")}</summary>{full}</details></div>')
 
     def _caption(self) -> str:
-        return self.caption or f"{len(self.summary)} of {len(self.full)} rows shown."
+        return self.caption or shown_caption(len(self.summary), len(self.full))
 
     def __repr__(self) -> str:
-        return (f"{self.summary.to_string(index=self.index)}\n{self._caption()} All {len(self.full)} "
-                f"rows: {self.name}.csv, linked from the HTML page.")
+        return (f"{self.summary.to_string(index=self.index)}\n{self._caption()} "
+                f"{_rows(len(self.full), 'The').capitalize()}: {self.name}.csv, linked from the HTML page.")
+
+
+def _rows(n: int, article: str = "") -> str:
+    """``"all 12 rows"``, ``"the 1 row"``, ``"no row"``: a count of rows in words that agree."""
+    if n == 0:
+        return "no row"
+    if n == 1:
+        return f"{article.lower() or 'the'} 1 row"
+    return f"all {n} rows"
+
+
+def shown_caption(k: int, n: int) -> str:
+    """What a summary shows of a full table: ``"6 of 10 rows shown."``, ``"All 3 rows shown."``
+    when the summary is the whole table, ``"The 1 row shown."``, ``"No row."`` for an empty one."""
+    require(0 <= k <= n, "k", k, f"must be between 0 and the table's {n} rows")
+    if n == 0:
+        return "No row."
+    if k == n:
+        return "The 1 row shown." if n == 1 else f"All {n} rows shown."
+    return f"{k} of {n} rows shown."
 
 
 def summarised(full: pd.DataFrame, name: str, *, summary: pd.DataFrame | None = None,
@@ -99,3 +122,68 @@ def summarised(full: pd.DataFrame, name: str, *, summary: pd.DataFrame | None = 
     if summary is None:
         summary = full if len(full) <= 6 else pd.concat([full.head(3), full.tail(3)])
     return Summarised(summary, full, name, index, caption)
+
+
+# --------------------------------------------------------------------------- the build's commit
+
+def build_commit(path: "str | os.PathLike[str] | None" = None) -> str:
+    """The commit of the checkout at ``path`` (default: this library's), as a page names it:
+    ``"4bfa6f9"``, ``"4bfa6f9 with uncommitted changes"`` when tracked files differ from it, or
+    ``"an unknown commit (not a git checkout)"``."""
+    import subprocess
+
+    where = Path(path) if path is not None else Path(__file__).resolve().parent
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=where, capture_output=True, text=True,
+                              timeout=60, check=True).stdout.strip()
+
+    try:
+        sha = git("rev-parse", "--short=7", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):
+        return "an unknown commit (not a git checkout)"
+    return f"{sha} with uncommitted changes" if dirty else sha
+
+
+def build_note(commit: str) -> str:
+    """The sentence each page carries: the commit the book was built from."""
+    return f"This page was built from commit {commit} of the book's repository."
+
+
+def _on_doctree_resolved(app: Any, doctree: Any, docname: str) -> None:
+    """Name the build's commit on every page: inside the note at the top of a chapter that says
+    where its results come from (beside the results' commit), else at the page's end."""
+    from docutils import nodes
+
+    commit = getattr(app.env, "infsched_build_commit", None)
+    if commit is None:
+        commit = app.env.infsched_build_commit = build_commit(app.srcdir)
+    para = nodes.paragraph(text=build_note(commit))
+    para["classes"].append("infsched-build-commit")
+    for note in doctree.findall(nodes.Admonition):
+        if "This page shows" in note.astext():
+            note += para
+            return
+    sections = list(doctree.findall(nodes.section))
+    (sections[0] if sections else doctree).append(para)
+
+
+def _on_env_outdated(app: Any, env: Any, added: set, changed: set, removed: set) -> list[str]:
+    """When the commit changed since the last build, every page is written again (its note
+    names the commit), whether or not its source changed."""
+    commit = build_commit(app.srcdir)
+    before = getattr(env, "infsched_build_commit", None)
+    env.infsched_build_commit = commit
+    if before is not None and before != commit:
+        return sorted(set(env.found_docs) - set(added) - set(changed) - set(removed))
+    return []
+
+
+def setup(app: Any) -> dict[str, Any]:
+    """Sphinx extension (``sphinx: extra_extensions``): every page names the commit the book
+    was built from (:func:`build_commit`), beside the results' commit where the page has one."""
+    app.connect("env-get-outdated", _on_env_outdated)
+    app.connect("doctree-resolved", _on_doctree_resolved)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
+            "env_version": 1}

@@ -112,6 +112,8 @@ __all__ = [
     "substitute_verdict",
     "compare",
     "summary_line",
+    "COUNT_KEYS",
+    "verdict_counts",
     "style_table",
     "glue_verdicts",
     "VerdictTable",
@@ -337,7 +339,7 @@ def setting_shortfall(ours: Any, paper: Any, fields: tuple[str, ...] | list[str]
                       labels: Mapping[str, str] | None = None) -> str | None:
     """How the setting ``ours`` (a dataclass of sizes, e.g. a chapter's ``Scale``) departs from
     the paper's (``paper``, the same type) on ``fields``: the ``stand_in`` reason for
-    :func:`compare`, ``"FLD D 20 (paper: 100); loads: 4 values (paper: 10)"``, or None when
+    :func:`compare`, ``"FLD D 20 (paper: 100); loads: 4 values (paper: 10 values)"``, or None when
     every field matches."""
     labels = dict(labels or {})
     out = []
@@ -347,7 +349,8 @@ def setting_shortfall(ours: Any, paper: Any, fields: tuple[str, ...] | list[str]
             continue
         label = labels.get(f, f)
         if isinstance(mine, tuple) and isinstance(theirs, tuple) and len(mine) != len(theirs):
-            out.append(f"{label}: {len(mine)} values (paper: {len(theirs)})")
+            n = lambda k: f"{k} value{'' if k == 1 else 's'}"
+            out.append(f"{label}: {n(len(mine))} (paper: {n(len(theirs))})")
         elif isinstance(mine, float) and isinstance(theirs, float):
             out.append(f"{label} {mine:g} (paper: {theirs:g})")
         else:
@@ -537,6 +540,45 @@ def summary_line(table: pd.DataFrame) -> str:
     return ", ".join(parts)
 
 
+#: the kinds :func:`verdict_counts` counts, in display order
+COUNT_KEYS: tuple[str, ...] = ("reproduced", "close", "differs", "holds", "fails", "substitute",
+                               STAND_IN, CALIBRATED, NOT_REPRODUCIBLE)
+
+
+def verdict_counts(table: pd.DataFrame) -> dict[str, int]:
+    """A verdict table's rows counted apart by kind: numbers judged by the rule (``reproduced``,
+    ``close``, ``differs``), qualitative claims judged by it (``holds``, ``fails``: a claim is
+    a row without a paper value), and the rows that never count as reproduced (``substitute``,
+    ``stand-in``, ``calibrated``, ``not reproducible here``); ``rows`` is their sum."""
+    require(isinstance(table, pd.DataFrame) and {"verdict", "paper"} <= set(table.columns),
+            "table", type(table).__name__, "must be a verdict table with 'paper' and 'verdict' columns")
+    out = dict.fromkeys(COUNT_KEYS, 0)
+    for paper, v in zip(table["paper"], table["verdict"]):
+        claim = paper is None or (isinstance(paper, float) and math.isnan(paper))
+        if v in RULE_VERDICTS:
+            out[("holds" if v == REPRODUCED else "fails") if claim else v] += 1
+        elif v in SUBSTITUTE_VERDICTS:
+            out[SUBSTITUTE] += 1
+        else:
+            require(v in VERDICTS, "verdict", v, "must be one of " + ", ".join(map(repr, VERDICTS)))
+            out[v] += 1
+    out["rows"] = sum(out[k] for k in COUNT_KEYS)
+    return out
+
+
+class _Counts:
+    """Glued counts: JSON as the plain-text output, summed by ``{verdict-totals}``
+    (:mod:`infsched.headlines`)."""
+
+    def __init__(self, counts: Mapping[str, int]) -> None:
+        self.counts = dict(counts)
+
+    def __repr__(self) -> str:
+        import json
+
+        return json.dumps(self.counts, sort_keys=True)
+
+
 # --------------------------------------------------------------------------- display
 
 def _fmt_value(v: Any) -> str:
@@ -631,8 +673,9 @@ class VerdictTable:
 
 
 def glue_verdicts(chapter: str, table: pd.DataFrame) -> str:
-    """Glue a chapter's verdict table as ``<chapter>_scorecard`` and its one-line summary as
-    ``<chapter>_summary`` (both with ``display=False``); return the summary.
+    """Glue a chapter's verdict table as ``<chapter>_scorecard``, its one-line summary as
+    ``<chapter>_summary`` and its :func:`verdict_counts` as ``<chapter>_counts`` (JSON; all
+    with ``display=False``); return the summary.
 
     When the chapter runs under :func:`infsched.runner.run_chapter` (``$INFSCHED_RUN_DIR`` set),
     the table is also written to ``$INFSCHED_RUN_DIR/verdicts.csv``, so a re-run's conclusions
@@ -644,6 +687,7 @@ def glue_verdicts(chapter: str, table: pd.DataFrame) -> str:
 
     glue(f"{chapter}_scorecard", VerdictTable(table.reset_index(drop=True)), display=False)
     glue(f"{chapter}_summary", summary, display=False)
+    glue(f"{chapter}_counts", _Counts(verdict_counts(table)), display=False)  # for the totals
     run_dir = os.environ.get("INFSCHED_RUN_DIR")
     if run_dir:
         Path(run_dir).mkdir(parents=True, exist_ok=True)
