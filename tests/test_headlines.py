@@ -182,3 +182,17 @@ def test_the_build_commit_is_named_or_said_unknown(tmp_path):
     assert pages.build_commit(tmp_path) == "an unknown commit (not a git checkout)"
     here = pages.build_commit()
     assert len(here.split()[0]) == 7 and pages.build_note(here).startswith("This page was built from commit ")
+
+
+def test_a_brief_phrase_leaves_out_what_the_rows_apart_are():
+    c = counts(reproduced=1, substitute=2, calibrated=1)
+    assert headlines.counts_phrase(c, brief=True) == "1 of 1 number reproduced; 3 rows counted apart"
+    assert headlines.counts_phrase(c).endswith("(2 on a substitute, 1 calibrated)")
+
+
+def test_quotes_reach_the_page_without_raw_markup():
+    q = report.quote_html(r"*For all $\lambda \in [0, 1]$, with* $x < y$; it costs $10 or $20; a*b")
+    assert q.startswith("<em>For all <span class=\"math notranslate nohighlight\">\\(\\lambda \\in [0, 1]\\)</span>")
+    assert "\\(x &lt; y\\)" in q and "costs $10 or $20" in q and "a*b" in q and "$\\" not in q
+    cell = report._quantity_cell("q_x", r"converges to $T_{LP}$ … as $n$ grows", "Sec. 3")
+    assert cell.count('class="math') == 2 and "$" not in cell

@@ -204,10 +204,11 @@ def _join(parts: list[str]) -> str:
 
 # --------------------------------------------------------------------------- counts
 
-def counts_phrase(c: Mapping[str, int]) -> str:
+def counts_phrase(c: Mapping[str, int], brief: bool = False) -> str:
     """``"30 of 71 numbers reproduced (12 close, 29 differ); 67 of 70 claims hold; 40 rows
     counted apart (12 on a substitute, 6 stand-ins, 11 calibrated, 11 not reproducible here)"``:
-    zero parts are left out, and a kind with no row says so (``"no numeric row"``)."""
+    zero parts are left out, and a kind with no row says so (``"no numeric row"``); ``brief``
+    leaves out what the rows counted apart are."""
     n_num = c.get("reproduced", 0) + c.get("close", 0) + c.get("differs", 0)
     n_claim = c.get("holds", 0) + c.get("fails", 0)
     apart = [(c.get("substitute", 0), "on a substitute", "on a substitute"),
@@ -231,7 +232,7 @@ def counts_phrase(c: Mapping[str, int]) -> str:
                      f"{'holds' if held == 1 else 'hold'}")
     if n_apart:
         inner = ", ".join(f"{k} {one if k == 1 else many}" for k, one, many in apart if k)
-        parts.append(f"{_plural(n_apart, 'row', 'rows')} counted apart ({inner})")
+        parts.append(f"{_plural(n_apart, 'row', 'rows')} counted apart" + ("" if brief else f" ({inner})"))
     return "; ".join(parts)
 
 
@@ -316,7 +317,8 @@ def finding(chapter: str, card: pd.DataFrame) -> str:
             not_held.append(f"{h.short} ({v}{ours})")
         else:
             apart.append(f"{h.short} ({v})")
-    parts = [counts_phrase(verdict_counts(card)).capitalize() + "."]
+    first = counts_phrase(verdict_counts(card), brief=True)
+    parts = [first[0].upper() + first[1:] + "."]
     if held:
         parts.append(f"Holds: {_join(held)}.")
     if not_held:

@@ -83,6 +83,7 @@ import hashlib
 import html
 import math
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -595,6 +596,28 @@ def _text(v: Any) -> str:
     return "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v).strip()
 
 
+_TEX = re.compile(r"\$([^$]+?)\$")
+_EMPH = re.compile(r"(?<![\w*])\*(?!\s)([^*]+?)(?<!\s)\*(?![\w*])")
+
+
+def quote_html(text: str) -> str:
+    """The paper's words as HTML: escaped, with its ``$...$`` maths handed to MathJax (as
+    ``\\(...\\)``, which the book's MathJax typesets) and its ``*emphasis*`` in italics, so
+    no raw markup reaches the page. A pair of dollar signs around plain words (two prices) is
+    left as it is."""
+    maths: list[str] = []
+
+    def stash(m: re.Match) -> str:
+        body = m.group(1)
+        if not re.search(r"[\\_^{}=<>|]", body) and not re.fullmatch(r"\s*[A-Za-z]\s*", body):
+            return m.group(0)
+        maths.append(f'<span class="math notranslate nohighlight">\\({html.escape(body.strip())}\\)</span>')
+        return f"\x00{len(maths) - 1}\x00"
+
+    out = _EMPH.sub(r"<em>\1</em>", html.escape(_TEX.sub(stash, text)))
+    return re.sub("\x00(\\d+)\x00", lambda m: maths[int(m.group(1))], out)
+
+
 def _quantity_cell(quantity: Any, quote: Any, source: Any) -> str:
     """The quantity's name (breakable after underscores) and, when the row has them, the
     paper's words and where they stand in a collapsed ``<details>``: one click shows them;
@@ -605,7 +628,7 @@ def _quantity_cell(quantity: Any, quote: Any, source: Any) -> str:
         return name
     body = []
     if quote:
-        body.append("“" + " … ".join(html.escape(p) for p in quote.split(QUOTE_JOIN)) + "”")
+        body.append("“" + " … ".join(quote_html(p) for p in quote.split(QUOTE_JOIN)) + "”")
     if source:
         body.append(f"({html.escape(source)})")
     return (f'<details class="infsched-quote"><summary>{name}</summary>'
