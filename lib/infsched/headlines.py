@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 import pandas as pd
+from docutils import nodes as _nodes  # Sphinx's: the totals' pending node must pickle by name
 
 from .errors import require
 from .report import COUNT_KEYS, RULE_VERDICTS, verdict_counts
@@ -381,9 +382,6 @@ def _sphinx_parts():  # imported only when Sphinx loads the extension
 
     log = logging.getLogger(__name__)
 
-    class pending_totals(nodes.General, nodes.Element):
-        pass
-
     class VerdictTotals(Directive):
         """``{verdict-totals}`` with ``:chapters: tad ramsis ...`` and ``:show: sentence|table``."""
 
@@ -429,6 +427,10 @@ def _sphinx_parts():  # imported only when Sphinx loads the extension
                 node.replace_self(new)
 
     return VerdictTotals, ResolveTotals, pending_totals
+
+
+class pending_totals(_nodes.General, _nodes.Element):
+    """Where ``{verdict-totals}`` goes, until the chapters' glued counts are read."""
 
 
 def setup(app: Any) -> dict[str, Any]:
