@@ -48,11 +48,11 @@ RAW = [
 ]
 #: words of the book's making, not of its subject
 HISTORY = [
-    (re.compile(r"\bissues? #?\d+", re.I), "an issue number"),
-    (re.compile(r"\baudit", re.I), "an audit"),
-    (re.compile(r"\bthe spec\b|\bspecs?\s*§|\bthe specs\b|reproduction spec", re.I), "the spec"),
+    (re.compile(r"\bissues? #?\d+", re.IGNORECASE), "an issue number"),
+    (re.compile(r"\baudit", re.IGNORECASE), "an audit"),
+    (re.compile(r"\bthe spec\b|\bspecs?\s*§|\bthe specs\b|reproduction spec", re.IGNORECASE), "the spec"),
     (re.compile(r"\bthis (?:\d+[- ](?:core|GB)\s+)?machine\b|\bour machine\b|"
-                r"\bother engineers\b", re.I), "the book's own machine or authors"),
+                r"\bother engineers\b", re.IGNORECASE), "the book's own machine or authors"),
 ]
 
 _JS_PREPARE = """() => {

@@ -6,7 +6,6 @@ import json
 
 import pandas as pd
 import pytest
-
 from infsched import headlines, pages, report
 from infsched.errors import ConfigError
 
@@ -66,8 +65,8 @@ def counts(**kw):
 
 @pytest.mark.parametrize("c, phrase", [
     (counts(reproduced=30, close=12, differs=29, holds=67, fails=3, substitute=12),
-     "30 of 71 numbers reproduced (12 close, 29 differ); 67 of 70 claims hold; "
-     "12 rows counted apart (12 on a substitute)"),
+     ("30 of 71 numbers reproduced (12 close, 29 differ); 67 of 70 claims hold; "
+      "12 rows counted apart (12 on a substitute)")),
     (counts(reproduced=2), "2 of 2 numbers reproduced"),                  # nothing close or differing
     (counts(differs=1), "0 of 1 number reproduced (1 differs)"),          # one: singular
     (counts(holds=1), "no numeric row; 1 of 1 claim holds"),

@@ -19,18 +19,31 @@ from __future__ import annotations
 import html
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, ClassVar
 
 import pandas as pd
-from docutils import nodes as _nodes  # Sphinx's: the totals' pending node must pickle by name
+from docutils import (
+    nodes as _nodes,  # Sphinx's: the totals' pending node must pickle by name
+)
 
 from .errors import require
 from .report import COUNT_KEYS, RULE_VERDICTS, verdict_counts
 
-__all__ = ["Headline", "HEADLINES", "CHAPTER_NAMES", "PAPERS", "plain_number", "headline_lines",
-           "counts_phrase", "finding", "totals_sentence", "glue_headlines",
-           "setup"]
+__all__ = [
+    "CHAPTER_NAMES",
+    "HEADLINES",
+    "PAPERS",
+    "Headline",
+    "counts_phrase",
+    "finding",
+    "glue_headlines",
+    "headline_lines",
+    "plain_number",
+    "setup",
+    "totals_sentence",
+]
 
 #: how a number of a headline reads: "times" (1.13×), "above" (a ratio to an optimum as the
 #: percentage above it), "pct", "points", "claim" (a qualitative claim: holds or not)
@@ -165,7 +178,7 @@ def _sig(x: float, digits: int = 3) -> str:
         return "0"
     s = f"{x:.{digits}g}"
     if "e" in s:
-        s = f"{x:.{max(0, digits - 1 - int(math.floor(math.log10(abs(x)))))}f}"
+        s = f"{x:.{max(0, digits - 1 - math.floor(math.log10(abs(x))))}f}"
     return s
 
 
@@ -385,7 +398,7 @@ def _sphinx_parts():  # imported only when Sphinx loads the extension
     class VerdictTotals(Directive):
         """``{verdict-totals}`` with ``:chapters: tad ramsis ...`` and ``:show: sentence|table``."""
 
-        option_spec = {"chapters": directives.unchanged_required,
+        option_spec: ClassVar[dict[str, Any]] = {"chapters": directives.unchanged_required,
                        "show": lambda s: directives.choice(s, ("sentence", "table"))}
 
         def run(self):
@@ -412,10 +425,8 @@ def _sphinx_parts():  # imported only when Sphinx loads the extension
                         log.warning(f"verdict-totals: no {ch}_counts glued by {doc}", location=node)
                         continue
                     counts[ch] = json.loads(data["data"]["text/plain"])
-                    try:
+                    if builder.format == "html":  # other builders get the names without links
                         links[ch] = builder.get_relative_uri(self.env.docname, doc)
-                    except Exception:  # a builder without URIs (text, latex): no links
-                        pass
                 papers = tuple(p for p in PAPERS if p in counts)
                 if node["show"] == "sentence":
                     if not papers:
