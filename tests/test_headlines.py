@@ -126,6 +126,8 @@ def test_a_second_reading_is_shown_beside_the_first():
     (line,) = headlines.headline_lines("kairos", c)
     assert "paper 1.5×, ours 13.5×; with Ribbon on its own best configuration: 1.87× (**close**)" in line
     assert "Two readings: under the paper's protocol" in line
+    assert ("Does not: about 1.5× Ribbon (differs: ours 13.5×; with Ribbon on its own best "
+            "configuration, 1.87×).") in headlines.finding("kairos", c)
 
 
 def test_the_rjiq_line_says_its_claim_is_for_a_high_accuracy_target():

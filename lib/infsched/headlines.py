@@ -328,6 +328,9 @@ def finding(chapter: str, card: pd.DataFrame) -> str:
             held.append(h.short)
         elif v in RULE_VERDICTS:
             ours = "" if h.form == "claim" else f": ours {plain_number(r.get('ours'), h.form)}"
+            a = _row(card, h.also[0], h.also[1]) if h.also else None
+            if a is not None and not _missing(a.get("ours")):
+                ours += f"; {h.also[2]}, {plain_number(a.get('ours'), h.form)}"
             not_held.append(f"{h.short} ({v}{ours})")
         else:
             apart.append(f"{h.short} ({v})")
