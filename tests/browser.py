@@ -50,7 +50,8 @@ RAW = [
 HISTORY = [
     (re.compile(r"\bissues? #?\d+", re.IGNORECASE), "an issue number"),
     (re.compile(r"\baudit", re.IGNORECASE), "an audit"),
-    (re.compile(r"\bthe spec\b|\bspecs?\s*§|\bthe specs\b|reproduction spec", re.IGNORECASE), "the spec"),
+    (re.compile(r"\bthe spec(?:s|'s)?\b|\bspecs?\s*(?:§|\d|[A-Z]\d)|reproduction specs?\b", re.IGNORECASE),
+     "the spec"),
     (re.compile(r"\bthis (?:\d+[- ](?:core|GB)\s+)?machine\b|\bour machine\b|"
                 r"\bother engineers\b", re.IGNORECASE), "the book's own machine or authors"),
 ]
