@@ -146,19 +146,39 @@ def check_pages(html_dir: Path, pages: list[str] | None = None, shots: Path | No
     return result
 
 
-def screens(html_dir: Path, page: str) -> float:
-    """How many 768-px screens a page is at 1366 px wide, folds closed (as a reader meets it)."""
+_JS_SIZE = """() => {
+  const art = document.querySelector('article.bd-article') || document.body;
+  let code = 0;
+  for (const pre of art.querySelectorAll('div.cell_input pre, div.highlight pre')) {
+    if (pre.offsetParent === null || pre.getBoundingClientRect().height === 0) continue;  // folded
+    code += pre.innerText.replace(/\\n$/, '').split('\\n').length;
+  }
+  return {screens: document.documentElement.scrollHeight / window.innerHeight, code_lines: code};
+}"""
+
+
+def measure_pages(html_dir: Path, pages: list[str] | None = None) -> dict[str, dict[str, float]]:
+    """Per page, as a reader meets it at 1366×768 with every fold closed: its length in screens
+    and the lines of code in view (cell inputs and code blocks that are not folded)."""
     from playwright.sync_api import sync_playwright
 
+    html_dir = Path(html_dir)
+    files = sorted((html_dir / "book").glob("*.html")) if pages is None else \
+        [html_dir / "book" / f"{p}.html" for p in pages]
+    out: dict[str, dict[str, float]] = {}
     with sync_playwright() as pw, tempfile.TemporaryDirectory() as profile:
         ctx = pw.chromium.launch_persistent_context(
             profile, executable_path=CHROMIUM, headless=True, args=FLAGS, viewport=VIEWPORT)
         try:
-            p = ctx.new_page()
-            p.goto((Path(html_dir) / "book" / f"{page}.html").resolve().as_uri(), wait_until="load")
-            return p.evaluate("document.documentElement.scrollHeight") / VIEWPORT["height"]
+            page = ctx.new_page()
+            for f in files:
+                page.goto(f.resolve().as_uri(), wait_until="load")
+                page.evaluate("""() => (window.MathJax && MathJax.startup && MathJax.startup.promise)
+                                 ? MathJax.startup.promise : null""")
+                out[f.stem] = page.evaluate(_JS_SIZE)
         finally:
             ctx.close()
+    return out
 
 
 if __name__ == "__main__":
@@ -168,7 +188,13 @@ if __name__ == "__main__":
     ap.add_argument("html", type=Path, help="the built HTML folder (holding book/)")
     ap.add_argument("pages", nargs="*", help="pages to check (default: all)")
     ap.add_argument("--shots", type=Path, help="save each page's first screen here")
+    ap.add_argument("--measure", action="store_true",
+                    help="print each page's screens and visible code lines instead")
     a = ap.parse_args()
+    if a.measure:
+        for name, m in measure_pages(a.html, a.pages or None).items():
+            print(f"{name}: {m['screens']:.1f} screens, {m['code_lines']} code lines in view")
+        sys.exit(0)
     res = check_pages(a.html, a.pages or None, a.shots)
     for name, probs in res.items():
         print(f"{name}: {len(probs)} problem(s)")
