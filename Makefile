@@ -45,7 +45,7 @@ CHROMIUM ?= /usr/bin/chromium
 browser:
 	@test -x $(CHROMIUM) || { echo "installing Debian's chromium for the browser check"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo "sudo -n" ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium; }
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core; }
 
 test: $(STAMP) browser
 	INFSCHED_SCALE=smoke $(BIN)/python -m pytest -n $(JOBS) --dist loadfile --nbval-lax tests book
