@@ -261,7 +261,7 @@ def test_quote_is_folded_into_the_quantity_cell(data):
     t = compare("toy", "ex1", {"cost": 0.0, "speedup": 4.5, "share": 57.0})
     assert list(t.columns) == list(report.TABLE_COLUMNS) and t.loc[1, "quote"] == "x < 4.50 & y … in Table 2"
     html = report.style_table(t).to_html()
-    assert ('<details class="infsched-quote"><summary>speedup</summary><span style="display: block; max-width: 24em; font-size: 0.9em">'
+    assert ('<details class="infsched-quote"><summary>speedup</summary><span style="display: block; max-width: 24em; font-size: 0.9em; overflow-wrap: anywhere">'
             "“x &lt; 4.50 &amp; y … in Table 2” (Tab. 2)</span></details>") in html
     assert "<th" in html and ">quote<" not in html and ">source<" not in html
     assert "<summary>cost</summary>" in html     # no quote: the place alone

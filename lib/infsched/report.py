@@ -632,7 +632,8 @@ def _quantity_cell(quantity: Any, quote: Any, source: Any) -> str:
     if source:
         body.append(f"({html.escape(source)})")
     return (f'<details class="infsched-quote"><summary>{name}</summary>'
-            f'<span style="display: block; max-width: 24em; font-size: 0.9em">{" ".join(body)}</span></details>')
+            f'<span style="display: block; max-width: 24em; font-size: 0.9em; overflow-wrap: anywhere">'
+            f'{" ".join(body)}</span></details>')
 
 
 def style_table(df: pd.DataFrame) -> "Styler":
@@ -669,7 +670,7 @@ def style_table(df: pd.DataFrame) -> "Styler":
     # a compact table that fits the content column: free text and long names wrap, numbers not
     sty = sty.set_table_styles([
         {"selector": "", "props": "font-size: 0.8em; border-collapse: collapse; max-width: 100%"},
-        {"selector": "td, th", "props": "padding: 2px 6px; vertical-align: top"},
+        {"selector": "td, th", "props": "padding: 2px 4px; vertical-align: top"},
     ])
     words = [c for c in ("quantity", "basis") if c in disp.columns]
     if words:
@@ -677,7 +678,12 @@ def style_table(df: pd.DataFrame) -> "Styler":
     if "note" in disp.columns:  # free text may hold long tokens (paths, brackets): break anywhere
         sty = sty.set_properties(subset=["note"], **{"overflow-wrap": "anywhere", "text-align": "left"})
     if "note" in disp.columns:
-        sty = sty.set_properties(subset=["note"], **{"min-width": "9em"})
+        sty = sty.set_properties(subset=["note"], **{"min-width": "7em"})
+    if "unit" in disp.columns:  # a unit such as "ratio to T_LP-LB" may break inside its symbol
+        sty = sty.set_properties(subset=["unit"], **{"overflow-wrap": "anywhere"})
+    digits = [c for c in ("paper", "ours", "ratio", "tolerance") if c in disp.columns]
+    if digits:  # a number never breaks across lines; the text columns make the room
+        sty = sty.set_properties(subset=digits, **{"white-space": "nowrap"})
     return sty.set_table_attributes('class="infsched-verdicts"')
 
 
