@@ -571,7 +571,7 @@ def time_varying(figure: str, scale: str = "default", seed: int = 0, *, n: int |
     runs = run_sweep(time_varying_run, points, cache_dir=cache,
                      n_jobs=default_processes(n_jobs), version=_tv_version())
     t95 = _t95(s.tv_runs)
-    traces, summary, cpu = [], [], []
+    traces, summary, cpu, queries = [], [], [], []
     for policy in policies:
         Ns, accs = [], []
         for run in range(s.tv_runs):
@@ -580,6 +580,7 @@ def time_varying(figure: str, scale: str = "default", seed: int = 0, *, n: int |
             Ns.append(r["N"].to_numpy(float))
             accs.append(r["accuracy"].to_numpy())
             cpu.append(float(r["cpu_s"].iloc[0]))
+            queries.append(int(r["arrivals"].sum()))
             for k, ph in enumerate(phases):
                 t0, t1 = starts[k] + ph.duration / 2, starts[k + 1]
                 half = (times > t0) & (times <= t1)
@@ -611,7 +612,9 @@ def time_varying(figure: str, scale: str = "default", seed: int = 0, *, n: int |
     trace["N_bound"] = np.tile([n * bound.lp_lower_bound(MAIN, phases[i].a_star, phases[i].lam).N
                                 for i in idx], len(policies))
     runs_df = pd.DataFrame({"runs": [s.tv_runs], "n": [n], "length": [float(starts[-1])],
-                            "sample_every": [float(every)], "cpu_s_per_run": [float(np.mean(cpu))],
+                            "sample_every": [float(every)],
+                            "queries_per_run": [float(np.mean(queries))],
+                            "cpu_s_per_run": [float(np.mean(cpu))],
                             "cpu_s_total": [float(np.sum(cpu))]})
     return {"trace": trace, "phases": phase_df, "runs": runs_df}
 
