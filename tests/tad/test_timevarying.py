@@ -110,3 +110,41 @@ def test_bad_arguments_name_the_parameter():
         res.time_average(0.5, 10.0)
     with pytest.raises(ConfigError, match="t1"):
         res.time_average(10.0, 5.0)
+
+
+def test_time_varying_reports_phase_intervals_bands_and_cost(tmp_path, monkeypatch):
+    """``time_varying`` over 3 runs: the judged phase average is the runs' mean of the exact
+    half-phase time-averages, with a Student-t half-width over the runs; the trace carries the
+    band; the run count, queries and CPU seconds come back for the page."""
+    import dataclasses
+
+    from infsched.sweep import point_seed
+    from infsched.tad import bound
+    from infsched.tad import experiments as ex
+
+    small = dataclasses.replace(ex.SCALES["smoke"], tv_n=64, tv_phase_length=40.0, tv_runs=3,
+                                tv_sample_every=2.0)
+    monkeypatch.setitem(ex.SCALES, "smoke", small)
+    res = ex.time_varying("fig10", "smoke", 5, cache=tmp_path, n_jobs=1, window=100)
+    ph, tr, runs = res["phases"], res["trace"], res["runs"]
+    assert len(ph) == 6 and (ph["ratio_ci"] > 0).all() and (ph["accuracy_ci"] >= 0).all()
+    phases = ex.time_varying_phases("fig10", 40.0)
+    means = []
+    for run in range(3):
+        st = simulate_phases_stream(MAIN, "tad-op", 64, phases, sample_every=2.0,
+                                    seed=point_seed(5, 9, run))
+        means.append(st.time_average(100.0, 120.0))
+    row = ph[(ph["policy"] == "tad-op") & (ph["phase"] == 2)].iloc[0]
+    lb = 64 * bound.lp_lower_bound(MAIN, 75.1, phases[2].lam).N
+    assert row["N_mean"] == pytest.approx(np.mean(means), rel=1e-12)
+    assert row["ratio_ci"] == pytest.approx(4.302653 * np.std(means, ddof=1) / np.sqrt(3) / lb,
+                                            rel=1e-5)
+    ok = ~tr["accuracy"].isna()
+    assert (tr["N_lo"] <= tr["N"]).all() and (tr["N"] <= tr["N_hi"]).all()
+    assert (tr.loc[ok, "accuracy_lo"] <= tr.loc[ok, "accuracy_hi"]).all()
+    assert tr["t"].max() == 120.0 and len(tr) == 2 * 60
+    assert int(runs["runs"].iloc[0]) == 3 and runs["queries_per_run"].iloc[0] > 0
+    assert runs["cpu_s_total"].iloc[0] >= runs["cpu_s_per_run"].iloc[0] > 0
+    claims = ex.claims_time_varying(ph)
+    assert set(claims) == {"tadop_over_bound_max", "tad_meets_accuracy", "tad_above_bound"}
+    assert claims["tadop_over_bound_max"].ci > 0
