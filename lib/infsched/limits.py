@@ -178,9 +178,9 @@ PAPER_S: dict[str, tuple[float, float, str]] = {
     # the shared machine under load (load average 3-6, another chapter's build running); their
     # wall time on 2 quiet cores is taken as half their CPU seconds
     "tad": (1039.1 + 1111.7 / 2, 2040.7 - 13.7 + 1111.7,
-            "3,139 CPU s and 27 min wall on 2 cores: the results store's regeneration from empty "
-            f"({REGENERATED_ON}, README) with Figs. 9-10 at the paper's length, whose 1,112 CPU s "
-            "were measured under load (2026-11-28) and their wall time taken as half of that"),
+            ("3,139 CPU s and 27 min wall on 2 cores: the results store's regeneration from empty "
+             f"({REGENERATED_ON}, README) with Figs. 9-10 at the paper's length, whose 1,112 CPU s "
+             "were measured under load (2026-11-28) and their wall time taken as half of that")),
     "ramsis": _measured(1889.2, 1053.0, "; 4.8 GB peak when built alone on 2026-11-26"),
     "kvcache": _measured(453.4, 250.7, ": Fig. 2's 400 paper-size trials with the local search "
                          "(no CP-SAT, no LP at these sizes: kvcache/scales.py)"),

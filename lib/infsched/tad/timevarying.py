@@ -138,8 +138,7 @@ def run_timed_stream(ubuf, ebuf,
                     stn[i] -= 1
             N += 1
             dl += d[p, i]
-            if dl < md:
-                md = dl
+            md = min(md, dl)
             counts[i] += 1
             if ks < S:
                 s_arr[ks] += 1
@@ -250,7 +249,7 @@ def sample_times(horizon: float, sample_every: float) -> np.ndarray:
     m = horizon / sample_every
     require(abs(m - round(m)) < 1e-9 * max(1.0, m) and round(m) >= 1, "sample_every",
             sample_every, f"must divide the run's length {horizon:g} into a whole number of samples")
-    return np.arange(1, int(round(m)) + 1) * float(sample_every)
+    return np.arange(1, round(m) + 1) * float(sample_every)
 
 
 def simulate_phases_stream(params: SystemParams, policy_name: str, n: int, phases, *,
