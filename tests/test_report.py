@@ -517,3 +517,12 @@ def test_interval_tolerance_is_asymmetric_and_one_digit_is_named(data):
     with pytest.raises(ConfigError, match="lo <= paper_value <= hi"):
         paper_numbers("frac")
     assert verdict(0.5, 0.7, (0.08, 0.25)) == "reproduced" and verdict(0.5, 0.3, (0.08, 0.25)) == "close"
+
+
+def test_a_chapter_may_mark_an_echo_of_the_papers_data(data):
+    t = compare("toy", "ex1", {"cost": 0.0, "speedup": 4.5, "share": 57.0},
+                calibrated={"speedup": "ours is the paper's table"})
+    assert list(t["verdict"]) == ["reproduced", "calibrated", "reproduced"]
+    assert t.loc[1, "note"].startswith("calibrated: ours is the paper's table, so this is no test")
+    with pytest.raises(ConfigError, match="calibrated"):
+        compare("toy", "ex1", {"cost": 0.0, "speedup": 4.5, "share": 57.0}, calibrated={"nope": "x"})

@@ -548,6 +548,7 @@ def compare(
     ci: Mapping[str, float] | None = None,
     stand_in: str | Mapping[str, str] | None = None,
     substitute: str | Mapping[str, str] | None = None,
+    calibrated: str | Mapping[str, str] | None = None,
     data_dir: str | os.PathLike[str] | None = None,
 ) -> pd.DataFrame:
     """Side-by-side table of the paper's numbers for ``item`` and ours, with verdicts.
@@ -563,10 +564,12 @@ def compare(
     with what the rule would have given in their note. ``substitute`` (the same forms) says
     what our number was computed on instead of the paper's: substitute data, a substitute
     profile or model, or a reader's own setting of a parameter the paper fixes
-    (:func:`changed_setting` words it); such rows get the rule's verdict with the label,
+    (:func:`changed_setting` words it), added to what the CSV's ``substitute`` column says;
+    such rows get the rule's verdict with the label,
     ``"differs (substitute)"``, and the reason in their note. A row whose CSV ``calibrated``
-    column is filled gets the verdict ``calibrated`` (see the module docstring for the order of
-    the labels). Columns: item, quantity, paper, ours, unit, ratio (ours/paper), tolerance
+    column is filled, or that ``calibrated`` names (the same forms: where the chapter's setting
+    makes our number the paper's own data, an echo), gets the verdict ``calibrated`` (see the
+    module docstring for the order of the labels). Columns: item, quantity, paper, ours, unit, ratio (ours/paper), tolerance
     (combined, absolute), basis, verdict, note, quote (the paper's words), source; rows in the
     CSV's order.
     """
@@ -589,8 +592,9 @@ def compare(
 
     stand_ins = per_quantity("stand_in", stand_in)
     substitutes = per_quantity("substitute", substitute)
+    echoes = per_quantity("calibrated", calibrated)
     for name, what in (("ours", ours), ("notes", notes), ("ci", ci), ("stand_in", stand_ins),
-                       ("substitute", substitutes)):
+                       ("substitute", substitutes), ("calibrated", echoes)):
         unknown = [q for q in what if q not in known]
         if unknown:
             raise config_error(f"{name}[{unknown[0]!r}]", what[unknown[0]],
@@ -613,6 +617,9 @@ def compare(
         q = r["quantity"]
         val = ours[q]
         qualitative = bool(r["qualitative"])
+        if q in echoes:  # the chapter's setting makes our number the paper's own data
+            r = r.copy()
+            r["calibrated"] = "; ".join(x for x in (r["calibrated"], echoes[q]) if x)
         note = notes.get(q, "")
         ratio = math.nan
         half = 0.0
