@@ -431,8 +431,8 @@ def paper_numbers(paper: str, data_dir: str | os.PathLike[str] | None = None) ->
 
 # --------------------------------------------------------------------------- verdicts
 
-def verdict(paper: float, ours: "float | bool | NotReproducible | Open",
-            tolerance: "float | tuple[float, float]") -> str:
+def verdict(paper: float, ours: float | bool | NotReproducible | Open,
+            tolerance: float | tuple[float, float]) -> str:
     """The verdict for one number (``paper`` NaN means a qualitative claim); ``tolerance`` is
     the combined absolute half-width in the paper's unit, or ``(below, above)`` where the range
     the paper's printed form stands for is not symmetric (our number below the paper's is
@@ -525,7 +525,7 @@ def _fmt_tol(below: float, above: float) -> str:
     return f"−{below:.2g}/+{above:.2g}"
 
 
-def _basis_text(basis: str, paper_tol: "float | tuple[float, float]", ours_ci: float,
+def _basis_text(basis: str, paper_tol: float | tuple[float, float], ours_ci: float,
                 paper: float = math.nan, rule: str = "our 95 % CI") -> str:
     below, above = paper_tol if isinstance(paper_tol, tuple) else (paper_tol, paper_tol)
     what = {"printed": "printed digits", "figure": "figure reading", "exact": "exact",
@@ -637,8 +637,8 @@ def compare(
             note = "; ".join(x for x in (val.reason, note) if x)
             shown: Any = None
         elif isinstance(val, Open):
-            note = "; ".join(x for x in (f"open: our bracket {val.bracket()} holds the paper's "
-                                         f"value; {val.reason}", note) if x)
+            opened = f"open: our bracket {val.bracket()} holds the paper's value; {val.reason}"
+            note = "; ".join(x for x in (opened, note) if x)
             shown = val.bracket()
         elif qualitative:
             require(isinstance(val, (bool, np.bool_)), f"ours[{q!r}]", val,

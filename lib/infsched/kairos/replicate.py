@@ -39,8 +39,6 @@ the `paper` scale (:mod:`infsched.store`).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 

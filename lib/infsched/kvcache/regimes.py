@@ -250,7 +250,7 @@ def online_losses(df: pd.DataFrame) -> dict:
     at = d.loc[loss.idxmax()]
     base = all(float(at[f"_{k}"]) == v for k, v in BASE.items())
     worst = df.groupby(["axis", "value"], sort=False)["online_gap_lo"].max()
-    return {"trials": int(len(d)), "worse": int((loss > 0).sum()), "worst_loss": float(loss.max()),
+    return {"trials": len(d), "worse": int((loss > 0).sum()), "worst_loss": float(loss.max()),
             "worst_at": ("the base point" if base else f"{at['axis']} = {at['value']:g}")
                         + f", trial {int(at['trial'])}",
             "worst_gap_min": float(worst.min()), "worst_gap_max": float(worst.max())}

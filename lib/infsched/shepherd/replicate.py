@@ -272,7 +272,7 @@ def noise_notes(noise: pd.DataFrame, quantities, claims: dict | None = None) -> 
     for q in quantities:
         if q in noise.index and np.isfinite(noise.loc[q, "sd"]):
             own = claims.get(q)
-            out[q] = (f"ours: the mean of the chapter's run"
+            out[q] = ("ours: the mean of the chapter's run"
                       + (f" ({float(own):.3g})" if own is not None else "")
                       + f" and {int(noise.loc[q, 'runs'])} replications on new workloads")
     return out
