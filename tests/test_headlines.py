@@ -53,7 +53,8 @@ def test_verdict_counts_count_numbers_claims_and_rows_apart():
         {"paper": None, "verdict": "reproduced (substitute)"}, {"paper": 1.0, "verdict": "stand-in"},
         {"paper": 1.0, "verdict": "calibrated"}, {"paper": 1.0, "verdict": "not reproducible here"}]))
     assert c == {"reproduced": 1, "close": 1, "differs": 1, "holds": 1, "fails": 1, "substitute": 2,
-                 "stand-in": 1, "calibrated": 1, "not reproducible here": 1, "rows": 10}
+                 "stand-in": 1, "calibrated": 1, "open": 0, "not reproducible here": 1, "rows": 10}
+    assert report.verdict_counts(card([{"paper": 1.0, "verdict": "open"}]))["open"] == 1
     assert report.verdict_counts(card([]).reindex(columns=["paper", "verdict"]))["rows"] == 0
     with pytest.raises(ConfigError, match="verdict"):
         report.verdict_counts(card([{"paper": 1.0, "verdict": "fine"}]))
@@ -119,15 +120,15 @@ def test_headline_lines_in_plain_units_with_their_caveats():
 
 
 def test_a_second_reading_is_shown_beside_the_first():
-    c = card([{"item": "fig9", "quantity": "kairos_over_ribbon_median", "paper": 1.5, "ours": 13.48,
-               "verdict": "differs"},
-              {"item": "fig9", "quantity": "kairos_over_ribbon_median_ribbon_own_best", "paper": 1.5,
-               "ours": 1.87, "verdict": "close"}])
+    c = card([{"item": "fig9", "quantity": "kairos_over_ribbon_median_ribbon_own_best", "paper": 1.5,
+               "ours": 1.74, "verdict": "close"},
+              {"item": "fig9", "quantity": "kairos_over_ribbon_median", "paper": 1.5,
+               "ours": 13.48, "verdict": "differs"}])
     (line,) = headlines.headline_lines("kairos", c)
-    assert "paper 1.5×, ours 13.5×; with Ribbon on its own best configuration: 1.87× (**close**)" in line
-    assert "Two readings: under the paper's protocol" in line
-    assert ("Does not: about 1.5× Ribbon (differs: ours 13.5×; with Ribbon on its own best "
-            "configuration, 1.87×).") in headlines.finding("kairos", c)
+    assert "paper 1.5×, ours 1.74×; with Ribbon on the Oracle's configuration: 13.5× (**differs**)" in line
+    assert "Two readings: this row runs Ribbon on its own best configuration" in line
+    assert ("Does not: about 1.5× Ribbon (close: ours 1.74×; with Ribbon on the Oracle's "
+            "configuration, 13.5×).") in headlines.finding("kairos", c)
 
 
 def test_the_rjiq_line_says_its_claim_is_for_a_high_accuracy_target():
