@@ -157,6 +157,7 @@ HEADLINES: dict[str, list[Headline]] = {
 }
 
 #: chapter -> its name on the front page and the scorecard
+#: (the head to head checks claims of its own and glues no verdict counts: it is not summed)
 CHAPTER_NAMES: dict[str, str] = {
     "tad": "TAD, TAD-OP, R-JIQ", "ramsis": "RAMSIS", "kvcache": "MC-SF (KV cache)",
     "kairos": "KAIROS", "shepherd": "Shepherd", "profiling": "Measuring your own hardware",
