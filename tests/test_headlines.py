@@ -127,29 +127,39 @@ def test_a_second_reading_is_shown_beside_the_first():
     (line,) = headlines.headline_lines("kairos", c)
     assert "paper 1.5×, ours 1.74×; with Ribbon on the Oracle's configuration: 13.5× (**differs**)" in line
     assert "Two readings: this row runs Ribbon on its own best configuration" in line
-    assert ("Does not: about 1.5× Ribbon (close: ours 1.74×; with Ribbon on the Oracle's "
-            "configuration, 13.5×).") in headlines.finding("kairos", c)
+    assert "Does not: about 1.5× Ribbon (close: 1.74× against 1.5×)." in headlines.finding("kairos", c)
 
 
 def test_the_rjiq_line_says_its_claim_is_for_a_high_accuracy_target():
     c = card([{"item": "fig4", "quantity": "rjiq_over_bound_n64_high_astar", "paper": 1.0,
                "ours": 1.0002, "verdict": "reproduced"}])
     (line,) = headlines.headline_lines("tad", c)
-    assert "paper 1×, ours 1×" in line and "high accuracy target only" in line
+    assert "paper 1×, ours 1.0002×" in line and "high accuracy target only" in line
 
 
 def test_finding_lists_what_holds_and_what_does_not():
     f = headlines.finding("kvcache", kv_card())
-    assert f.startswith("0 of 2 numbers reproduced (2 differ); 1 of 1 claim holds.")
+    assert f.startswith("0 of 2 numbers reproduced and 1 of 1 claim holds.")
     assert "Holds: MC-SF fastest at every n." in f
-    assert ("Does not: MC-SF within 0.5 % of the optimum (differs: ours 6.9 % above) and "
-            "MC-SF optimal in 57 % of trials (differs: ours 0 %).") in f
-    assert "Not judged here" not in f
+    assert ("Does not: MC-SF within 0.5 % of the optimum (differs: 6.9 % above against 0.5 % above) "
+            "and MC-SF optimal in 57 % of trials (differs: 0 % against 57 %).") in f
     apart = kv_card().assign(verdict=["stand-in", "stand-in", "reproduced"])
     f = headlines.finding("kvcache", apart)
-    assert "Does not" not in f and "Not judged here: MC-SF within 0.5 % of the optimum (stand-in)" in f
+    assert "Does not" not in f and f.startswith("1 of 1 claim holds.")
     # a table without any headline row says only its counts
     assert headlines.finding("tad", kv_card()).count(".") == 1
+    assert headlines.finding("tad", kv_card().iloc[:0]) == "No row judged by the rule."
+
+
+def test_equal_looking_numbers_get_the_digits_that_tell_them_apart():
+    assert headlines.plain_pair(1.0, 1.0008, "times") == ("1×", "1.001×")
+    assert headlines.plain_pair(1.0, 1.0, "times") == ("1×", "1×")
+    assert headlines.plain_pair(16.67, 16.7, "pct") == ("16.67 %", "16.7 %")
+    assert headlines.plain_pair(1.005, 1.0051, "above") == ("0.5 % above", "0.51 % above")
+    c = card([{"item": "fig4", "quantity": "rjiq_over_bound_n64_high_astar", "paper": 1.0,
+               "ours": 1.0008, "verdict": "close"}])
+    assert "paper 1×, ours 1.001×" in headlines.headline_lines("tad", c)[0]
+    assert "(close: 1.001× against 1×)" in headlines.finding("tad", c)
 
 
 def test_the_totals_table_sums_the_papers_and_the_book():

@@ -41,6 +41,7 @@ __all__ = [
     "glue_headlines",
     "headline_lines",
     "plain_number",
+    "plain_pair",
     "setup",
     "totals_sentence",
 ]
@@ -183,7 +184,7 @@ def _sig(x: float, digits: int = 3) -> str:
     return s
 
 
-def plain_number(v: Any, form: str) -> str:
+def plain_number(v: Any, form: str, digits: int = 3) -> str:
     """A headline's number in plain units: ``times`` 1.126 -> ``"1.13×"``; ``above`` 1.069 ->
     ``"6.9 % above"`` (1 -> ``"on it"``, below 1 -> ``"… below"``); ``pct`` 16.7 -> ``"16.7 %"``;
     ``points`` 5.7 -> ``"5.7 points"`` (1 -> ``"1 point"``); ``claim`` True/False -> ``"holds"``
@@ -195,16 +196,26 @@ def plain_number(v: Any, form: str) -> str:
         return "holds" if bool(v) else "does not hold"
     x = float(v)
     if form == "times":
-        return f"{_sig(x)}×"
+        return f"{_sig(x, digits)}×"
     if form == "above":
         pct = (x - 1.0) * 100.0
-        if round(pct, 1) == 0:
+        if round(pct, digits - 2) == 0:
             return "on it"
-        return f"{_sig(abs(pct), 2)} % {'above' if pct > 0 else 'below'}"
+        return f"{_sig(abs(pct), digits - 1)} % {'above' if pct > 0 else 'below'}"
     if form == "pct":
-        return f"{_sig(x)} %"
-    word = "point" if _sig(abs(x)) == "1" else "points"
-    return f"{_sig(x)} {word}"
+        return f"{_sig(x, digits)} %"
+    word = "point" if _sig(abs(x), digits) == "1" else "points"
+    return f"{_sig(x, digits)} {word}"
+
+
+def plain_pair(paper: Any, ours: Any, form: str) -> tuple[str, str]:
+    """The paper's number and ours in plain units, with digits enough that two different values
+    never read the same (``1×`` and ``1.0008×``, not ``1×`` twice); equal values read alike."""
+    for digits in range(3, 8):
+        p, o = plain_number(paper, form, digits), plain_number(ours, form, digits)
+        if p != o or _missing(paper) or _missing(ours) or float(paper) == float(ours):
+            return p, o
+    return p, o
 
 
 def _plural(n: int, one: str, many: str) -> str:
@@ -298,8 +309,7 @@ def headline_lines(chapter: str, card: pd.DataFrame) -> list[str]:
         if h.form == "claim" or _missing(r.get("paper")):
             said = f"ours: {'—' if _missing(r.get('ours')) else plain_number(r.get('ours'), 'claim')}"
         else:
-            paper = plain_number(r.get("paper"), h.form)
-            ours = plain_number(r.get("ours"), h.form)
+            paper, ours = plain_pair(r.get("paper"), r.get("ours"), h.form)
             said = f"paper {paper}, ours {ours}"
         if h.also is not None:
             a = _row(card, h.also[0], h.also[1])
@@ -317,10 +327,12 @@ def headline_lines(chapter: str, card: pd.DataFrame) -> list[str]:
 
 
 def finding(chapter: str, card: pd.DataFrame) -> str:
-    """One sentence for the front page's first screen: the chapter's counts (numbers and claims
-    apart), then which of its headlines hold and which do not, each with ours in plain units."""
+    """One or two sentences for the front page's first screen: how many of the chapter's numbers
+    reproduce and how many of its claims hold, then which of its headlines hold and which do
+    not, each with ours beside the paper's in plain units (headlines counted apart, on a
+    substitute or a stand-in, are left to the headline lines)."""
     require(chapter in HEADLINES, "chapter", chapter, "must be one of " + ", ".join(HEADLINES))
-    held, not_held, apart = [], [], []
+    held, not_held = [], []
     for h in HEADLINES[chapter]:
         r = _row(card, h.item, h.quantity)
         if r is None:
@@ -329,22 +341,25 @@ def finding(chapter: str, card: pd.DataFrame) -> str:
         if v == RULE_VERDICTS[0]:
             held.append(h.short)
         elif v in RULE_VERDICTS:
-            ours = "" if h.form == "claim" else f": ours {plain_number(r.get('ours'), h.form)}"
-            a = _row(card, h.also[0], h.also[1]) if h.also else None
-            if a is not None and not _missing(a.get("ours")):
-                ours += f"; {h.also[2]}, {plain_number(a.get('ours'), h.form)}"
-            not_held.append(f"{h.short} ({v}{ours})")
-        else:
-            apart.append(f"{h.short} ({v})")
-    first = counts_phrase(verdict_counts(card), brief=True)
-    parts = [first[0].upper() + first[1:] + "."]
+            said = ""
+            if h.form != "claim":
+                paper, ours = plain_pair(r.get("paper"), r.get("ours"), h.form)
+                said = f": {ours} against {paper}"  # a second reading is in the headline lines
+            not_held.append(f"{h.short} ({v}{said})")
+    c = verdict_counts(card)
+    n_num = c["reproduced"] + c["close"] + c["differs"]
+    n_claim = c["holds"] + c["fails"]
+    counts = [f"{c['reproduced']} of {_plural(n_num, 'number', 'numbers')} reproduced"] if n_num else []
+    if n_claim:
+        counts.append(f"{c['holds']} of {_plural(n_claim, 'claim', 'claims')} "
+                      f"{'holds' if c['holds'] == 1 else 'hold'}")
+    parts = [(_join(counts) or "no row judged by the rule") + "."]
     if held:
         parts.append(f"Holds: {_join(held)}.")
     if not_held:
         parts.append(f"Does not: {_join(not_held)}.")
-    if apart:
-        parts.append(f"Not judged here: {_join(apart)}.")
-    return " ".join(parts)
+    text = " ".join(parts)
+    return text[0].upper() + text[1:]
 
 
 def glue_headlines(chapter: str, card: pd.DataFrame, scale: str) -> str:
