@@ -276,8 +276,8 @@ def totals_sentence(counts: Mapping[str, Mapping[str, int]], papers: tuple[str, 
     text = head + counts_phrase(tot) + "."
     extra = [ch for ch in counts if ch not in papers]
     if extra and book != tot["rows"]:
-        text += (f" With {_join([CHAPTER_NAMES.get(ch, ch).lower() if ch != 'headtohead' else 'the head to head' for ch in extra])}, "
-                 f"the book holds {book} rows.")
+        names = {"profiling": "the chapter measuring your own hardware", "headtohead": "the head to head"}
+        text += f" With {_join([names.get(ch, ch) for ch in extra])}, the book holds {book} rows."
     return text
 
 
