@@ -35,6 +35,8 @@ def test_every_headline_names_a_row_of_its_paper_and_a_known_form():
     (5.7, "points", "5.7 points"), (1.0, "points", "1 point"), (-1.0, "points", "-1 point"),
     (0.0, "points", "0 points"), (True, "claim", "holds"), (False, "claim", "does not hold"),
     (None, "times", "—"), (float("nan"), "pct", "—"), (0.000123, "times", "0.000123×"),
+    ("[1.014, 1.081]", "above", "between 1.4 % above and 8.1 % above"),   # an open row's bracket
+    ("[1.0123, —]", "times", "between 1.01× and —"),
 ])
 def test_plain_number_reads_every_form(value, form, words):
     assert headlines.plain_number(value, form) == words

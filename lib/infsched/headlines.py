@@ -194,6 +194,12 @@ def plain_number(v: Any, form: str, digits: int = 3) -> str:
         return "—"
     if form == "claim" or isinstance(v, bool) or type(v).__name__ == "bool_":
         return "holds" if bool(v) else "does not hold"
+    if isinstance(v, str):  # an open row's bracket, "[1.014, 1.081]" (a side may be "—")
+        sides = [t.strip() for t in v.strip("[] ").split(",")]
+        if len(sides) != 2:
+            return v
+        words = [plain_number(None if t in ("—", "") else float(t), form, digits) for t in sides]
+        return f"between {words[0]} and {words[1]}"
     x = float(v)
     if form == "times":
         return f"{_sig(x, digits)}×"
@@ -213,7 +219,8 @@ def plain_pair(paper: Any, ours: Any, form: str) -> tuple[str, str]:
     never read the same (``1×`` and ``1.0008×``, not ``1×`` twice); equal values read alike."""
     for digits in range(3, 8):
         p, o = plain_number(paper, form, digits), plain_number(ours, form, digits)
-        if p != o or _missing(paper) or _missing(ours) or float(paper) == float(ours):
+        if p != o or _missing(paper) or _missing(ours) or isinstance(ours, str) \
+                or float(paper) == float(ours):
             return p, o
     return p, o
 
