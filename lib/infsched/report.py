@@ -855,8 +855,8 @@ def style_table(df: pd.DataFrame) -> "Styler":
         sty = sty.set_properties(subset=["note"], **{"min-width": "7em"})
     if "unit" in disp.columns:  # a unit such as "ratio to T_LP-LB" may break inside its symbol
         sty = sty.set_properties(subset=["unit"], **{"overflow-wrap": "anywhere"})
-    digits = [c for c in ("paper", "ours", "ratio", "tolerance") if c in disp.columns]
-    if digits:  # a number never breaks across lines; the text columns make the room
+    digits = [c for c in ("paper", "ratio", "tolerance") if c in disp.columns]
+    if digits:  # a number never breaks across lines (ours may be a bracket, which breaks at ", ")
         sty = sty.set_properties(subset=digits, **{"white-space": "nowrap"})
     return sty.set_table_attributes('class="infsched-verdicts"')
 
