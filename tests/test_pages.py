@@ -46,3 +46,15 @@ def test_thin_within_groups_picks_each_groups_own_values():
     t = pages.thin(flat, "load", within="task")
     assert t["load"].tolist() == [400, 1200, 2000, 100, 300, 400]
     assert pages.thin(flat.set_index(["task", "load"]), "load", within=["task"]).shape == (6, 1)
+
+
+def test_readable_writes_a_dash_for_missing_values_and_keeps_the_numbers():
+    t = pd.DataFrame({"model": ["a", "b"], "ms": [1.23456, float("nan")], "ok": [True, None]})
+    r = pages.readable(t, 2)
+    assert r["ms"].tolist() == [1.23, "—"] and r["ok"].tolist() == [True, "—"]
+    assert "NaN" not in r.to_string() and "None" not in r.to_string()
+    full = pages.readable(t.dropna())                     # nothing missing: only rounded (none)
+    assert full["ms"].tolist() == [1.23456] and full["ms"].dtype == float
+    assert pages.readable(t, missing="n/a")["ms"].iloc[1] == "n/a"
+    with pytest.raises(ConfigError, match="digits = -1"):
+        pages.readable(t, -1)
