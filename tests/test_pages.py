@@ -58,3 +58,15 @@ def test_readable_writes_a_dash_for_missing_values_and_keeps_the_numbers():
     assert pages.readable(t, missing="n/a")["ms"].iloc[1] == "n/a"
     with pytest.raises(ConfigError, match="digits = -1"):
         pages.readable(t, -1)
+
+
+def test_folded_keeps_a_short_table_and_folds_a_long_one():
+    short = pd.DataFrame({"x": range(10)})
+    assert pages.folded(short, "short") is short                          # at the limit: as it is
+    long = pd.DataFrame({"x": range(11)})
+    f = pages.folded(long, "long")
+    assert isinstance(f, pages.Summarised) and len(f.summary) == 6 and len(f.full) == 11
+    assert "Download all 11 rows (long.csv)" in f._repr_html_()
+    assert pages.folded(long, "long", keep=11) is long
+    with pytest.raises(ConfigError, match="keep = 0"):
+        pages.folded(long, "long", keep=0)

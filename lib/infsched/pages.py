@@ -23,7 +23,7 @@ import pandas as pd
 
 from .errors import require
 
-__all__ = ["MISSING", "readable", "thin", "summarised", "Summarised"]
+__all__ = ["MISSING", "folded", "readable", "thin", "summarised", "Summarised"]
 
 
 def thin(df: pd.DataFrame, by: str, keep: int = 3, *, within: "str | list[str] | None" = None) -> pd.DataFrame:
@@ -118,3 +118,12 @@ def readable(df: pd.DataFrame, digits: int | None = None, *, missing: str = MISS
         return out
     out = out.astype(object)
     return out.where(~holes, missing)
+
+
+def folded(df: pd.DataFrame, name: str, *, keep: int = 10, index: bool = True,
+           caption: str | None = None) -> "pd.DataFrame | Summarised":
+    """``df`` itself when it has at most ``keep`` rows; else :func:`summarised` (its first and
+    last rows in view, every row folded beneath and as ``<name>.csv``)."""
+    require(isinstance(keep, int) and keep >= 1, "keep", keep, "must be a positive integer")
+    require(isinstance(df, pd.DataFrame), "df", type(df).__name__, "must be a DataFrame")
+    return df if len(df) <= keep else summarised(df, name, index=index, caption=caption)
