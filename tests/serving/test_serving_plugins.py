@@ -118,8 +118,51 @@ def test_bad_user_policies_fail_clearly():
         return 0, s.queue_len + 1
 
     plugins.register(plugins.UserPolicy("too-big", too_big))
-    with pytest.raises(ConfigError, match=r"^policy = 'too-big': select returned an invalid"):
+    with pytest.raises(plugins.PolicyError, match=r"^policy 'too-big': select returned \(model, batch\) = "
+                       r"\(0, \d+\) with queue_len = \d+, max_batch = \d+ and \d+ models"):
         simulate(ServingConfig(ZOO, workers=K, slo_ms=SLO, policy="too-big"), 200, load=0.5)
+
+
+def test_a_readers_policy_never_fails_in_silence():
+    """A compiled policy that reads a knob it never declared, one that returns a float batch and
+    one that raises (compiled or not) each stop the run with a PolicyError naming the policy;
+    an unknown name says how to register one."""
+    cfg = dict(workers=K, slo_ms=SLO)
+
+    @njit
+    def reads_knob(s, lat, by_accuracy, params):
+        return 0, min(s.queue_len, int(params[0]))
+
+    plugins.register(plugins.UserPolicy("reads-knob", reads_knob))
+    with pytest.raises(plugins.PolicyError, match=r"^policy 'reads-knob' read outside an array.*declares 0 params"):
+        simulate(ServingConfig(ZOO, policy="reads-knob", **cfg), 300, load=0.5)
+    # declared, it runs (and serves queries: no silent all-dropped run)
+    plugins.register(plugins.UserPolicy("reads-knob-2", reads_knob, params=(2.0,)))
+    r = simulate(ServingConfig(ZOO, policy="reads-knob-2", **cfg), 300, load=0.5)
+    assert r.served.all() and r.bsize.max() == 2
+
+    @njit
+    def float_batch(s, lat, by_accuracy, params):
+        return 0, s.queue_len / 2
+
+    plugins.register(plugins.UserPolicy("float-batch", float_batch))
+    with pytest.raises(plugins.PolicyError, match=r"^policy 'float-batch': select returned \(0, 1\.0\) "
+                       r"\(types \('int', 'float'\)\) with queue_len = 2"):
+        simulate(ServingConfig(ZOO, policy="float-batch", **cfg), 300, load=0.5)
+
+    def boom(s, lat, by_accuracy, params):
+        if s.now_ms > 100.0:
+            raise RuntimeError("boom")
+        return 0, 1
+
+    for name, fn in (("boom-py", boom), ("boom-nb", njit(boom))):
+        plugins.register(plugins.UserPolicy(name, fn))
+        with pytest.raises(plugins.PolicyError, match=rf"^policy '{name}' raised RuntimeError: boom"):
+            simulate(ServingConfig(ZOO, policy=name, **cfg), 3000, load=0.5)
+    with pytest.raises(ConfigError, match=r"^policy = 'mine': neither a built-in .*plugins\.policy\('mine'\)"):
+        ServingConfig(ZOO, policy="mine", **cfg)
+    with pytest.raises(ConfigError, match=r"^contenders = 'mine': neither a built-in .*plugins\.policy"):
+        ex.load_sweep("smoke", 0, contenders=("mine",), cache=False)
 
 
 @pytest.mark.parametrize("routing", ["jiq", "random", "round-robin"])
