@@ -11,7 +11,15 @@ same arrival times (common random numbers), and is judged on the same SLO
 Each (workload, load, SLO, seed) is one point of :func:`infsched.sweep.run_sweep` (cached on
 disk, resumable, on local processes or a Dask cluster); :func:`load_sweep` and
 :func:`frontier` return one row per (point, contender[, knob]); :func:`with_ci` turns the seeds
-into means with Student-t intervals; :func:`decision_table` names the winner per regime.
+into means with Student-t intervals. The decision: :func:`decision_runs` (every knob value,
+selection and scoring seeds), :func:`recommend` (the most accurate contender whose lower
+confidence bound on time meets a target, ties by paired differences, "none qualifies" apart from
+"no policy can"), :func:`recommendation_matrix` (that decision as a tidy frame) and
+:func:`fewest_workers` (what a target costs). Every one of these, and :func:`sensitivity_runs`,
+takes a reader's policy (:mod:`.plugins`) in ``contenders``, by its registered name or as the
+:class:`~.plugins.UserPolicy`: run it in a sweep of its own and concatenate the runs with the
+built-ins', so that editing it recomputes it alone. (:func:`decision_table`, ranking every
+contender at its default knob by overlapping intervals, is the older, coarser table.)
 
 This module holds the sweep points and the registered sweeps (the zoo loader and what the
 points share are in :mod:`.system`); the rest by
@@ -185,7 +193,8 @@ def decision_runs(scale: str = "default", seed: int = 0, *, slo_ms: float = 150.
     The Twitter trace enters only at the judged SLOs of the scale's ``decision_twitter_slos``
     (its replay, not ``decision_n``, sets its length).
     Within one (workload, load, SLO, seed) every contender serves the same arrivals, so their
-    differences can be paired."""
+    differences can be paired. ``contenders`` may hold a reader's policy (module doc): its runs
+    concatenated with the built-ins' go to :func:`recommend` like any other contender's."""
     s = get_scale(scale)
     _system(profile, K, slo_ms)
     zoo = load_zoo(profile)
