@@ -375,7 +375,7 @@ def assumptions_table() -> pd.DataFrame:
          "yes", "no", "no", "central FIFO", "yes (head that cannot make it)"),
         ("TAD", "TAD paper", "fixed per worker (LP split of Pareto models); routing keeps mean accuracy >= a*",
          "no", "no", "no (split: LP, load-free)", "per-worker, TAD routing", "no"),
-        ("TAD+batching", "variant (spec §3)", "as TAD; each worker batches its queue up to a cap that fits the SLO",
+        ("TAD+batching", "variant (ours)", "as TAD; each worker batches its queue up to a cap that fits the SLO",
          "yes (eager)", "no", "no", "per-worker, TAD routing", "no"),
         ("TAD-OP", "TAD paper", "as TAD's servers; routes by the LP's tuples S*_opt (Algorithm 2)",
          "no", "no", "no (tuples: LP, load-free)", "per-worker, TAD-OP routing", "no"),
