@@ -126,7 +126,7 @@ def sensitivity_runs(scale: str = "default", seed: int = 0, *, slo_ms: float = 1
     so the overhead settings serve the baseline's arrivals. ``contenders`` may hold a reader's
     policy (a registered name or a :class:`~.plugins.UserPolicy`): it runs in every stream
     setting and sits out the switch and dispatch overheads, which its loop does not charge."""
-    from .system import _code_version, _entries, _loads, _name, _system
+    from .system import _code_version, _entries, _loads, _system
 
     s = get_scale(scale)
     _system(profile, K, slo_ms)

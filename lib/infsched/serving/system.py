@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import config_error, one_of, require
+from ..errors import config_error, require
 from ..profiles import PROFILE_NAMES
 from .config import ServingConfig
 from .labels import LABELS

@@ -320,9 +320,11 @@ def recommendation_matrix(rec: pd.DataFrame) -> pd.DataFrame:
                          "kind": kind, "answer": answer, "seeds missing": rec["seeds missing"].to_numpy()})
 
 
-def matrix_view(matrix: pd.DataFrame, short: dict | None = None) -> pd.DataFrame:
+def matrix_view(matrix: pd.DataFrame, short: dict | None = None, max_names: int = 4) -> pd.DataFrame:
     """:func:`recommendation_matrix` as one screen: a row per (workload, SLO, target), a column
-    per load; ``short`` maps a policy's label to a shorter one for the cells."""
+    per load; ``short`` maps a policy's label to a shorter one for the cells; a tie of more than
+    ``max_names`` policies shows its first ``max_names - 1`` and how many more ("+6"), so that the
+    matrix keeps to the page (the tidy frame names them all)."""
     short = short or {}
 
     def cell(a: str) -> str:
@@ -330,7 +332,10 @@ def matrix_view(matrix: pd.DataFrame, short: dict | None = None) -> pd.DataFrame
             return "✕"
         if a == "none qualifies":
             return "·"
-        return " = ".join(short.get(x, x) for x in a.split(" = "))
+        names = [short.get(x, x) for x in a.split(" = ")]
+        if len(names) > max_names:
+            names = names[:max_names - 1] + [f"+{len(names) - max_names + 1}"]
+        return " = ".join(names)
 
     m = matrix.assign(cell=matrix["answer"].map(cell), load=matrix["load"].map(lambda x: f"ρ {x:g}"))
     out = m.pivot_table(index=["workload", "SLO (ms)", "target"], columns="load", values="cell",
