@@ -165,8 +165,8 @@ def test_the_recommendation_matrix_is_tidy():
     v = matrix_view(m, {"Jellyfish+": "JF+"})
     assert v.shape == (1, 2) and "JF+" in v.iloc[0, 0]
     wide = m.assign(answer="A = B = C = D = E = F")
-    assert matrix_view(wide).iloc[0, 0] == "A = B = C = +3"
-    assert matrix_view(wide, max_names=6).iloc[0, 0] == "A = B = C = D = E = F"
+    assert matrix_view(wide).iloc[0, 0] == "A=B=C=+3"
+    assert matrix_view(wide, max_names=6).iloc[0, 0] == "A=B=C=D=E=F"
 
 
 def test_a_dropped_query_counts_as_late_in_the_decision():

@@ -323,8 +323,8 @@ def recommendation_matrix(rec: pd.DataFrame) -> pd.DataFrame:
 def matrix_view(matrix: pd.DataFrame, short: dict | None = None, max_names: int = 4) -> pd.DataFrame:
     """:func:`recommendation_matrix` as one screen: a row per (workload, SLO, target), a column
     per load; ``short`` maps a policy's label to a shorter one for the cells; a tie of more than
-    ``max_names`` policies shows its first ``max_names - 1`` and how many more ("+6"), so that the
-    matrix keeps to the page (the tidy frame names them all)."""
+    ``max_names`` policies shows its first ``max_names - 1`` and how many more (``"A=B=+6"``), so
+    that the matrix keeps to the page (the tidy frame names them all)."""
     short = short or {}
 
     def cell(a: str) -> str:
@@ -335,9 +335,9 @@ def matrix_view(matrix: pd.DataFrame, short: dict | None = None, max_names: int 
         names = [short.get(x, x) for x in a.split(" = ")]
         if len(names) > max_names:
             names = names[:max_names - 1] + [f"+{len(names) - max_names + 1}"]
-        return " = ".join(names)
+        return "=".join(names)  # no spaces: a cell does not wrap, so each row keeps one line
 
-    m = matrix.assign(cell=matrix["answer"].map(cell), load=matrix["load"].map(lambda x: f"ρ {x:g}"))
+    m = matrix.assign(cell=matrix["answer"].map(cell), load=matrix["load"].map(lambda x: f"ρ\u00a0{x:g}"))
     out = m.pivot_table(index=["workload", "SLO (ms)", "target"], columns="load", values="cell",
                         aggfunc="first", sort=False)
     out.columns.name = None
@@ -529,7 +529,7 @@ def claims(runs: pd.DataFrame, load_summary: pd.DataFrame, a_star: float) -> pd.
         ok = bool(len(raw_op)) and worst >= -5e-4
         rows.append({"paper": "TAD", "claim": "TAD-OP meets a* in the long run below λ^max (Poisson)",
                      "on common ground": f"mean accuracy of all routed queries - a*, least over {len(raw_op)} runs: "
-                                         f"{worst:+.5f} points (within the printed 0.001: {ok})",
+                                         f"{worst:+.5f} points (within the printed 0.001: {'yes' if ok else 'no'})",
                      "holds": ok})
     if len(rj):
         s_ = rj.loc[rj.index.intersection(poisson)]
