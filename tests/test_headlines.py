@@ -208,5 +208,6 @@ def test_quotes_reach_the_page_without_raw_markup():
     q = report.quote_html(r"*For all $\lambda \in [0, 1]$, with* $x < y$; it costs $10 or $20; a*b")
     assert q.startswith("<em>For all <span class=\"math notranslate nohighlight\">\\(\\lambda \\in [0, 1]\\)</span>")
     assert "\\(x &lt; y\\)" in q and "costs $10 or $20" in q and "a*b" in q and "$\\" not in q
+    assert report.quote_html(r"(1.8 \times worse)") == "(1.8 × worse)"
     cell = report._quantity_cell("q_x", r"converges to $T_{LP}$ … as $n$ grows", "Sec. 3")
     assert cell.count('class="math') == 2 and "$" not in cell

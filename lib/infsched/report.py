@@ -788,7 +788,11 @@ def quote_html(text: str) -> str:
         maths.append(f'<span class="math notranslate nohighlight">\\({html.escape(body.strip())}\\)</span>')
         return f"\x00{len(maths) - 1}\x00"
 
-    out = _EMPH.sub(r"<em>\1</em>", html.escape(_TEX.sub(stash, text)))
+    bare = {r"\times": "×", r"\cdot": "·", r"\sim": "∼", r"\geq": "≥", r"\leq": "≤",
+            r"\approx": "≈"}  # a TeX symbol the extraction left outside any maths
+    rest = re.sub(r"\\(times|cdot|sim|geq|leq|approx)\b", lambda m: bare["\\" + m.group(1)],
+                  _TEX.sub(stash, text))
+    out = _EMPH.sub(r"<em>\1</em>", html.escape(rest))
     return re.sub("\x00(\\d+)\x00", lambda m: maths[int(m.group(1))], out)
 
 
