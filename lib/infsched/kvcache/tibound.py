@@ -297,7 +297,7 @@ def _separate(inst: Instance, ci, ck, x, qs, max_cuts: int, have: set, tol: floa
 
 def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 40, qs=(2, 3),
              cols_per_request: int = 3, max_cuts: int = 300, simplex_iters: int = 200_000,
-             tol: float = 1e-7) -> TIBoundResult:
+             smoothing: float = 0.8) -> TIBoundResult:
     """The strengthened time-indexed lower bound of the module docstring.
 
     ``upper_starts``: a feasible schedule (its waiting time gives the window, its columns seed
@@ -329,13 +329,28 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 40, qs=(2, 3),
     master.add_columns(np.arange(inst.n), upper_starts)
     best, history, converged, lp = -math.inf, [], False, math.nan
     n = inst.n
+    center = None                                   # multipliers of the best L so far
     for rnd in range(rounds):
         lp, x, y = master.solve()
-        mu = np.maximum(-y[n:n + H], 0.0)
-        lam = np.maximum(-y[n + H:n + 2 * H], 0.0)
-        nu = np.maximum(-y[n + 2 * H:], 0.0)
-        L, g = _lagrangian(inst, W, H, e, mu, lam, master.cuts, nu)
-        best = max(best, min(L, upper))
+        cur = (np.maximum(-y[n:n + H], 0.0), np.maximum(-y[n + H:n + 2 * H], 0.0),
+               np.maximum(-y[n + 2 * H:], 0.0))
+        L, g = _lagrangian(inst, W, H, e, *cur[:2], master.cuts, cur[2])
+        trial_points = [(L, cur, g)]
+        if center is not None and smoothing > 0:
+            # Wentges smoothing: price also at a point between the best multipliers so far and
+            # the master's (any multipliers >= 0 give a valid L), which damps the oscillation of
+            # the master's duals; its argmin columns join the master
+            c_nu = np.concatenate([center[2], np.zeros(cur[2].size - center[2].size)])
+            sm = tuple(smoothing * c + (1 - smoothing) * v for c, v in
+                       zip((center[0], center[1], c_nu), cur))
+            Ls, gs = _lagrangian(inst, W, H, e, *sm[:2], master.cuts, sm[2])
+            trial_points.append((Ls, sm, gs))
+        for Lp, pt, gp in trial_points:
+            if Lp > best:
+                best, center = Lp, pt
+        if center is None:
+            center = cur
+        best = min(best, upper)
         history.append(best)
         cuts = _separate(inst, master.ci, master.ck, x, qs, max_cuts, set(master.cuts),
                          1e-6) if max_cuts else []
@@ -348,10 +363,16 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 40, qs=(2, 3),
                 pick = neg[np.argsort(rc[i, neg], kind="stable")[:cols_per_request]]
                 new_i += [i] * pick.size
                 new_k += (inst.arrival[i] + pick).tolist()
-        added = master.add_columns(np.array(new_i, np.int64), np.array(new_k, np.int64)) if new_i else 0
+        negative = bool(new_i)
+        if len(trial_points) > 1:
+            gs = trial_points[1][2]
+            new_i += list(range(n))
+            new_k += (inst.arrival + gs.argmin(axis=1)).tolist()
+        if new_i:
+            master.add_columns(np.array(new_i, np.int64), np.array(new_k, np.int64))
         if cuts:
             master.add_cuts(cuts)
-        if not added and not cuts:
+        if not negative and not cuts:
             converged = True
             break
     return TIBoundResult(float(best), history, float(lp), converged, len(history),
