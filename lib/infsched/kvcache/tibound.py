@@ -49,7 +49,7 @@ integers, so only the half-integers between consecutive values matter.
 
 **Column and row generation, and why each round is a valid bound.** The restricted master LP
 (RMP) holds some columns (first the best known schedule's, so it is always feasible) and some
-rows of families 2–3 (rows 1a–1b are present at every round from the start). Its value is *not*
+rows of families 2–3 (rows 1a–1b at every round some column of the RMP runs at). Its value is *not*
 a lower bound: columns outside it may lower it. Every round instead evaluates the Lagrangian
 dual function at the RMP's row duals: with ``μ ≥ 0`` on the memory rows (1b), ``λ ≥ 0`` on the
 exclusive rows (1a) and ``ν ≥ 0`` on the clique rows,
@@ -69,6 +69,7 @@ HiGHS's simplex iterations per solve (duals from an unfinished solve still give 
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -85,7 +86,8 @@ class TIBoundResult:
     ``history``: the bound after each round; ``lp_value``: the last RMP value (not a bound unless
     ``converged``); ``converged``: no column priced out and no row was violated at the last
     round (``bound`` is then the LP optimum over all columns and rows, up to tolerance);
-    ``rounds``, ``columns``, ``cuts``: work done; ``window``: ``W``."""
+    ``rounds``, ``columns``, ``cuts``: work done; ``window``: ``W``; ``cpu``: the process's CPU
+    seconds after each round (for information: nothing depends on it)."""
 
     bound: float
     history: list = field(default_factory=list)
@@ -95,6 +97,7 @@ class TIBoundResult:
     columns: int = 0
     cuts: int = 0
     window: int = 0
+    cpu: list = field(default_factory=list)
 
 
 def _exclusive_offset(inst: Instance) -> np.ndarray:
@@ -160,16 +163,21 @@ class _Master:
         self.h.setOptionValue("output_flag", False)
         self.h.setOptionValue("threads", 1)
         self.h.setOptionValue("simplex_iteration_limit", int(simplex_iters))
-        inf = highspy.kHighsInf
+        self.h.setOptionValue("presolve", "off")
+        self.inf = highspy.kHighsInf
         n = inst.n
-        lo = np.concatenate([np.ones(n), np.full(2 * H, -inf)])
-        up = np.concatenate([np.ones(n), np.full(H, float(inst.M)), np.ones(H)])
-        self.h.addRows(n + 2 * H, lo, up, 0, np.zeros(1, np.int32), np.zeros(0, np.int32),
+        self.h.addRows(n, np.ones(n), np.ones(n), 0, np.zeros(1, np.int32), np.zeros(0, np.int32),
                        np.zeros(0))
+        # memory (1b) and exclusive (1a) rows are created for a round when a column first runs
+        # at it: rows no column touches hold trivially, and empty rows slow every simplex pass
+        self.mem_row = np.full(H + 1, -1, np.int64)
+        self.exc_row = np.full(H + 1, -1, np.int64)
+        self.n_rows = n
         self.ci = np.zeros(0, np.int64)
         self.ck = np.zeros(0, np.int64)
         self.cuts: list[tuple[int, int, int]] = []
         self.have: set[tuple[int, int]] = set()
+        self.cut_row = np.zeros(0, np.int64)
 
     def add_columns(self, ci: np.ndarray, ck: np.ndarray) -> int:
         inst, H, e = self.inst, self.H, self.e
@@ -179,6 +187,16 @@ class _Master:
         self.have.update(keep)
         ci = np.array([t[0] for t in keep], np.int64)
         ck = np.array([t[1] for t in keep], np.int64)
+        for rows, ub in ((self.mem_row, float(inst.M)), (self.exc_row, 1.0)):
+            need = np.zeros(H + 1, bool)
+            for i, k in zip(ci.tolist(), ck.tolist()):
+                need[k + 1:k + inst.output[i] + 1] = True
+            new = np.flatnonzero(need & (rows < 0))
+            if new.size:
+                self.h.addRows(new.size, np.full(new.size, -self.inf), np.full(new.size, ub), 0,
+                               np.zeros(1, np.int32), np.zeros(0, np.int32), np.zeros(0))
+                rows[new] = self.n_rows + np.arange(new.size)
+                self.n_rows += new.size
         starts, idx, val = [], [], []
         nnz = 0
         cut_arr = np.array(self.cuts, np.int64).reshape(-1, 3)
@@ -186,7 +204,7 @@ class _Master:
             s, o, P, ei = int(inst.prompt[i]), int(inst.output[i]), int(inst.prompt[i] + inst.output[i]), int(e[i])
             j = np.arange(1, o + 1)
             w = np.where(j > ei, P, s + j)
-            rows = [np.array([i]), inst.n + k + j - 1, inst.n + H + k + j[j > ei] - 1]
+            rows = [np.array([i]), self.mem_row[k + j], self.exc_row[k + j[j > ei]]]
             vals = [np.ones(1), w.astype(float), np.ones(int((j > ei).sum()))]
             if cut_arr.size:
                 mem = np.array([bool(clique_members(inst, np.array([i]), np.array([k]), t, q, t2)[0])
@@ -194,7 +212,7 @@ class _Master:
                                dtype=bool)
                 near = np.flatnonzero((cut_arr[:, 0] > k) & (cut_arr[:, 0] <= k + o))
                 hit = near[mem] if mem.size else near[:0]
-                rows.append(inst.n + 2 * H + hit)
+                rows.append(self.cut_row[hit])
                 vals.append(np.ones(hit.size))
             r = np.concatenate(rows).astype(np.int32)
             starts.append(nnz)
@@ -211,15 +229,21 @@ class _Master:
     def add_cuts(self, cuts: list[tuple[int, int, int]]) -> None:
         for tau, q, t2 in cuts:
             mem = np.flatnonzero(clique_members(self.inst, self.ci, self.ck, tau, q, t2))
-            self.h.addRow(-np.inf, float(q - 1), mem.size, mem.astype(np.int32), np.ones(mem.size))
+            self.h.addRow(-self.inf, float(q - 1), mem.size, mem.astype(np.int32), np.ones(mem.size))
             self.cuts.append((tau, q, t2))
+            self.cut_row = np.append(self.cut_row, self.n_rows)
+            self.n_rows += 1
 
     def solve(self):
         self.h.run()
         sol = self.h.getSolution()
         x = np.asarray(sol.col_value)
         y = np.asarray(sol.row_dual)
-        return float(self.h.getInfo().objective_function_value), x, y
+        # multipliers >= 0 of the <= rows (HiGHS's duals of binding <= rows are <= 0 when
+        # minimising), per round for the memory and exclusive rows, per cut for the cliques
+        mult = lambda rows: np.where(rows >= 0, np.maximum(-y[np.maximum(rows, 0)], 0.0), 0.0)
+        return (float(self.h.getInfo().objective_function_value), x, y[: self.inst.n],
+                (mult(self.mem_row[1:]), mult(self.exc_row[1:]), mult(self.cut_row)))
 
 
 def _lagrangian(inst: Instance, W: int, H: int, e: np.ndarray, mu: np.ndarray, lam: np.ndarray,
@@ -296,7 +320,7 @@ def _separate(inst: Instance, ci, ck, x, qs, max_cuts: int, have: set, tol: floa
 
 
 def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 40, qs=(2, 3),
-             cols_per_request: int = 3, max_cuts: int = 300, simplex_iters: int = 200_000,
+             cols_per_request: int = 3, max_cuts: int = 80, simplex_iters: int = 200_000,
              smoothing: float = 0.8) -> TIBoundResult:
     """The strengthened time-indexed lower bound of the module docstring.
 
@@ -330,10 +354,9 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 40, qs=(2, 3),
     best, history, converged, lp = -math.inf, [], False, math.nan
     n = inst.n
     center = None                                   # multipliers of the best L so far
+    cpu, cpu0 = [], time.process_time()
     for rnd in range(rounds):
-        lp, x, y = master.solve()
-        cur = (np.maximum(-y[n:n + H], 0.0), np.maximum(-y[n + H:n + 2 * H], 0.0),
-               np.maximum(-y[n + 2 * H:], 0.0))
+        lp, x, y, cur = master.solve()
         L, g = _lagrangian(inst, W, H, e, *cur[:2], master.cuts, cur[2])
         trial_points = [(L, cur, g)]
         if center is not None and smoothing > 0:
@@ -352,6 +375,7 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 40, qs=(2, 3),
             center = cur
         best = min(best, upper)
         history.append(best)
+        cpu.append(time.process_time() - cpu0)
         cuts = _separate(inst, master.ci, master.ck, x, qs, max_cuts, set(master.cuts),
                          1e-6) if max_cuts else []
         pi = np.asarray(y[:n])
@@ -376,4 +400,4 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 40, qs=(2, 3),
             converged = True
             break
     return TIBoundResult(float(best), history, float(lp), converged, len(history),
-                         int(master.ci.size), len(master.cuts), W)
+                         int(master.ci.size), len(master.cuts), W, cpu)
