@@ -319,8 +319,8 @@ def _separate(inst: Instance, ci, ck, x, qs, max_cuts: int, have: set, tol: floa
     return [c for _, c in found[:max_cuts]]
 
 
-def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 40, qs=(2, 3),
-             cols_per_request: int = 3, max_cuts: int = 80, simplex_iters: int = 200_000,
+def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
+             cols_per_request: int = 3, max_cuts: int = 30, simplex_iters: int = 200_000,
              smoothing: float = 0.8) -> TIBoundResult:
     """The strengthened time-indexed lower bound of the module docstring.
 
