@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from infsched.errors import ConfigError
 from infsched.kvcache import hindsight as hs
 from infsched.kvcache.improve import improve_schedule, serial_schedule
 from infsched.kvcache.model import Instance, check_schedule
 from infsched.kvcache.policies import mc_sf
-from infsched.kvcache.tibound import (_exclusive_offset, _lagrangian, clique_members,
-                                      row_activity, ti_bound)
+from infsched.kvcache.tibound import (
+    _exclusive_offset,
+    _lagrangian,
+    clique_members,
+    row_activity,
+    ti_bound,
+)
 
 from .exact import exact_opt
 

@@ -68,6 +68,7 @@ HiGHS's simplex iterations per solve (duals from an unfinished solve still give 
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass, field
@@ -77,7 +78,7 @@ import numpy as np
 from infsched.errors import require
 from infsched.kvcache.model import Instance, check_schedule
 
-__all__ = ["TIBoundResult", "ti_bound", "row_activity", "clique_members"]
+__all__ = ["TIBoundResult", "clique_members", "row_activity", "ti_bound"]
 
 
 @dataclass(frozen=True)
@@ -300,7 +301,7 @@ def _separate(inst: Instance, ci, ck, x, qs, max_cuts: int, have: set, tol: floa
     T, d, r, X = T[order], d[order], r[order], X[order]
     bounds = np.flatnonzero(np.diff(np.concatenate([[-1], T, [T.max() + 1]])))
     found = []
-    for b0, b1 in zip(bounds[:-1], bounds[1:]):
+    for b0, b1 in itertools.pairwise(bounds):
         if X[b0:b1].sum() <= 1 + tol:                 # no rank-q row can be violated
             continue
         tt = int(T[b0])
