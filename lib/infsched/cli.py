@@ -8,7 +8,7 @@
     infsched profile MODEL... [--batch-sizes 1,2,4,8,16,32] [--device auto|cpu|cuda] [--out FILE]
                                                     time zoo models on this machine
     infsched profile --list                         the zoo, and which models build here
-    infsched results build [CHAPTER ...] | status | verify [--budget CPU_S]
+    infsched results build [CHAPTER ...] [--seal] | status | verify [--budget CPU_S]
                                                     the paper-scale results store the book renders
     infsched sweep CHAPTER [-e EXPERIMENT ...] [-p name=v1,v2,... ...] [--scale S] [--seeds 0,1,2]
                    [--jobs N] [--dask ADDRESS] [--out FILE.csv|FILE.parquet]
@@ -414,10 +414,18 @@ def _cmd_profile(args: argparse.Namespace) -> int:
 def _cmd_results(args: argparse.Namespace) -> int:
     from . import results, store
 
+    if args.seal and args.action != "build":
+        raise _UsageError("--seal: only with `results build`")
     if args.action == "build":
         names = args.chapters or results.stored_chapters()
         for name in names:  # every name checked before the first build starts
             results.require_storable(name)
+        if args.seal:  # no chapter runs: the stored lines' digests go into the manifests
+            for name in names:
+                m = store.seal(name)
+                print(f"{name}: sealed {sum(map(len, m['digests'].values())):,} stored points "
+                      "(their content digests are in the manifest)")
+            return 0
         for name in names:
             print(f"infsched: results build {name}: running the chapter at paper scale; stored "
                   "points are reused, finished points are cached (Ctrl-C stops, a rerun resumes)",
@@ -428,18 +436,25 @@ def _cmd_results(args: argparse.Namespace) -> int:
                   f"{m['build_wall_s'] / 60:.1f} min wall, {m['build_cpu_s']:.0f} CPU s")
         return 0
     if args.action == "status":
-        rows = []
+        rows, damaged = [], 0
         for name in list_chapters():
             st = store.status(name)
             if st is None:
                 rows.append(f"{name:<12} (no paper-scale build stored)")
                 continue
-            state = "current" if st["current"] else "STALE: " + ("; ".join(st["stale"]) or
-                                                                 f"{st['absent']} points missing")
+            if st["damaged"]:
+                damaged += 1
+                state = f"DAMAGED: {len(st['damaged'])} problem(s), rebuild with " \
+                        f"`infsched results build {name}`"
+            elif st["current"]:
+                state = "current"
+            else:
+                state = "STALE: " + ("; ".join(st["stale"]) or f"{st['absent']} points missing")
             rows.append(f"{name:<12} {st['n_points']:>6,} points  {st['points_cpu_s'] / 3600:6.2f} "
                         f"CPU-h  built {st['built'][:10]} at {st['commit'][:12]}  {state}")
+            rows += [f"    {line}" for line in st["damaged"]]
         print("\n".join(rows))
-        return 0
+        return 1 if damaged else 0
     # verify
     sample = store.sample_entries(args.budget, seed=args.seed)
     bad = 0
@@ -520,6 +535,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="verify: recorded CPU seconds of the sample (default 120)")
     p.add_argument("--seed", type=int, default=0, help="verify: the sample's seed (default 0)")
     p.add_argument("--no-progress", action="store_true", help="build: no progress line")
+    p.add_argument("--seal", action="store_true",
+                   help="build: run nothing; record the content digests of the points the "
+                        "chapters' manifests list, as stored now (all present and current)")
     p.set_defaults(func=_cmd_results)
     return ap
 
@@ -528,7 +546,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``infsched`` console script; returns the exit status."""
     _sigterm_interrupts()
     try:
-        args = _parser().parse_args(argv)
+        args, extra = _parser().parse_known_args(argv)
+        if extra and getattr(args, "command", None) == "results" and \
+                not any(x.startswith("-") for x in extra):
+            args.chapters += extra  # `results build --seal tad`: chapters after an option
+        elif extra:
+            raise _UsageError(f"unrecognized arguments: {' '.join(extra)}")
         if getattr(args, "scale", None) is not None and args.scale not in SCALES:
             raise ConfigError(f"scale = {args.scale!r}: must be one of " + ", ".join(SCALES))
         if args.command in ("run", "sweep", "refresh-nbval", "results"):

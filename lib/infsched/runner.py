@@ -167,6 +167,10 @@ def run_chapter(
 
     check_environment()
     params = check_chapter_parameters(name, params, info.parameters)
+    if (scale or os.environ.get("INFSCHED_SCALE", "").strip() or "paper") == "paper":
+        from . import store
+
+        store.check_intact(name)  # a chapter served from a damaged store: refused before a kernel
     if on_start is not None:
         on_start(params, scale)
 
