@@ -10,7 +10,6 @@ import json
 import re
 
 import pytest
-
 from infsched import store
 from infsched.cli import main
 from infsched.errors import ConfigError
@@ -102,7 +101,7 @@ def test_a_cut_line_is_a_named_error_not_a_traceback(sealed, capsys, cut):
 
 
 def test_run_refuses_a_damaged_store_before_its_kernel_starts(sealed, capsys, tmp_path):
-    root, _, path = sealed
+    _, _, path = sealed
     _edit(path, 0, _times_1000)
     assert main(["run", "tad", "--out", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err

@@ -49,7 +49,6 @@ import os
 import platform
 import random
 import re
-import tempfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -613,15 +612,10 @@ def write_points(name: str, entries: Mapping[str, Entry], root: Path | None = No
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp's 0o600 would follow the file into a checkout
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    from .atomic import atomic_write
+
+    atomic_write(path, text, note="the store's files are as they were; the points computed are "
+                 "in the sweep cache, and a rerun of `infsched results build` stores them")
 
 
 # --------------------------------------------------------------------------- serving

@@ -317,4 +317,15 @@ def run_user(p: UserPolicy, arr, slo, lat, by_acc, K, central, routing, cap, u, 
     except ValueError as e:
         if "select returned" in str(e):
             raise ConfigError(f"policy = {p.name!r}: {e}") from None
-        raise
+        raise _raised(p, e) from e
+    except (ArithmeticError, LookupError, TypeError, AttributeError, AssertionError, RuntimeError) as e:
+        raise _raised(p, e) from e
+
+
+def _raised(p: UserPolicy, e: BaseException) -> ConfigError:
+    """The error of a user policy whose select function raised: the policy and its function
+    named (the original exception, with its traceback, is the cause)."""
+    fn = getattr(p.select, "py_func", p.select)
+    where = f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+    return ConfigError(f"policy = {p.name!r}: its select function {where} raised "
+                       f"{type(e).__name__}: {' '.join(str(e).split())}")
