@@ -109,6 +109,16 @@ def test_run_refuses_a_damaged_store_before_its_kernel_starts(sealed, capsys, tm
     assert "Traceback" not in err and not (tmp_path / "run").exists()
 
 
+def test_the_rebuild_itself_is_not_refused(sealed, tmp_path, monkeypatch):
+    """`infsched results build` runs the chapter with its record folder set: it is the repair."""
+    root, _, path = sealed
+    _edit(path, 0, _times_1000)
+    with pytest.raises(ConfigError, match="damaged"):
+        store.check_intact("tad", root)
+    monkeypatch.setenv(store.RECORD_ENV, str(tmp_path / "rec"))
+    store.check_intact("tad", root)
+
+
 def test_an_unsealed_manifest_is_named_then_sealed_by_the_one_command(sealed, capsys):
     root, _, path = sealed
     m = json.loads(store.manifest_path("tad", root).read_text())

@@ -775,7 +775,7 @@ def check_intact(chapter: str, root: Path | None = None) -> None:
     (:func:`integrity`) and the command that rebuilds it; nothing when the chapter has no stored
     build or the store is off. ``make book`` (:func:`book_scale`) and ``infsched run`` call it
     before a chapter is served from the store."""
-    if not enabled():
+    if not enabled() or recording() is not None:  # a rebuild is what repairs it
         return
     damaged = integrity(chapter, root)
     if damaged:
