@@ -512,7 +512,10 @@ def _cmd_results(args: argparse.Namespace) -> int:
             if st is None:
                 rows.append(f"{name:<12} (no paper-scale build stored)")
                 continue
-            if st["damaged"]:
+            if st["damaged"] and all("(not sealed)" in d for d in st["damaged"]):
+                damaged += 1
+                state = f"NOT SEALED: seal with `infsched results build --seal {name}`"
+            elif st["damaged"]:
                 damaged += 1
                 state = f"DAMAGED: {len(st['damaged'])} problem(s), rebuild with " \
                         f"`infsched results build {name}`"

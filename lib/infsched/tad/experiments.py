@@ -596,7 +596,9 @@ def examples() -> dict[str, dict[str, float | bool]]:
     e1, e2, e3 = bound.example_1(), bound.example_2(), bound.example_3()
     p = e3["p_at_lam_max"]
     return {
-        "ex1": {"traffic_class3": e1["traffic_class3"], "capacity_class3": e1["capacity_class3"]},
+        # the capacity alpha_3 mu_3 is an input of the example: the claim is the traffic above it
+        "ex1": {"traffic_class3": e1["traffic_class3"],
+                "class3_unstable": bool(e1["traffic_class3"] > e1["capacity_class3"])},
         "ex2": {"tad_latency": e2["tad_latency"], "optimal_latency": e2["optimal_pair_latency"],
                 "improvement_pct": 100 * e2["improvement"]},
         "ex3": {"pair13_limit": e3["pair13_limit"], "pair23_limit": e3["pair23_limit"],
