@@ -52,7 +52,7 @@ def test_a_huge_seed_range_is_counted_and_refused(monkeypatch, tmp_path, capsys)
 
 
 def test_max_cpu_hours_is_checked_and_refuses_a_run_over_it(tmp_path, capsys, monkeypatch):
-    monkeypatch.delenv(MAX_CPU_H_ENV, raising=False)  # restored after: --max-cpu-hours sets it
+    monkeypatch.setenv(MAX_CPU_H_ENV, "24")  # removed again after: --max-cpu-hours sets it
     assert main(["sweep", "tad", "--max-cpu-hours", "0", "--no-progress"]) == 2
     assert "--max-cpu-hours 0.0: must be a positive number" in capsys.readouterr().err
     # tad at default scale: 60 CPU s measured, over a budget of 3.6 CPU s

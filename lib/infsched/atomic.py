@@ -14,8 +14,6 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-from .limits import fmt_bytes
-
 __all__ = ["WriteError", "atomic_write", "free_space"]
 
 
@@ -31,6 +29,16 @@ class WriteError(OSError):
 
     def __str__(self) -> str:
         return self.message
+
+
+def fmt_bytes(n: float) -> str:
+    """``n`` bytes in the largest binary unit that keeps it >= 1 (as :func:`infsched.limits.fmt_bytes`,
+    which this module, below the results store that limits reads, cannot import)."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.3g} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    return f"{n:.3g} TiB"  # pragma: no cover
 
 
 def free_space(path: Path) -> int | None:
