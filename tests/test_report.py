@@ -358,7 +358,7 @@ def test_plotting_helpers(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("package, simulated, analytic", [
-    ("tad", ["fig1", "fig4", "fig6", "fig7", "fig8"], "ex1"),
+    ("tad", ["fig1", "fig4", "fig6", "fig7", "fig8", "fig9", "fig10"], "ex1"),
     ("ramsis", ["fig5", "fig6", "fig7", "fig8", "fig11", "fig12", "tab3", "tab4"], "fig3"),
     ("kvcache", ["fig2", "fig3", "sec52", "fig7", "fig8", "fig10", "fig11"], "thm41"),
     ("kairos", ["fig1", "fig2", "fig8", "fig9", "fig12", "fig14"], "fig5"),
@@ -375,21 +375,6 @@ def test_stand_in_labels_follow_the_scale(package, simulated, analytic):
         reason = ex.stand_in(item, "smoke")
         assert isinstance(reason, (str, dict)) and reason, item
     assert ex.stand_in(analytic, "smoke") is None
-
-
-@pytest.mark.parametrize("item", ["fig9", "fig10"])
-def test_tad_time_varying_runs_are_stand_ins_even_at_paper(item, monkeypatch):
-    """TAD's Figs. 9-10 run 3,000 time units at `paper` against the paper's 3 x 10^5: the only
-    named exception to 'no stand-in at paper', and its reason says the paper's length and cost."""
-    import dataclasses
-
-    from infsched.tad import experiments as ex
-
-    reason = ex.stand_in(item, "paper")
-    assert "300,000 time units" in reason and "100 times ours" in reason and "GB a run" in reason
-    long = dataclasses.replace(ex.SCALES["paper"], tv_phase_length=100_000.0)
-    monkeypatch.setitem(ex.SCALES, "paper", long)
-    assert ex.stand_in(item, "paper") is None   # the paper's length: fewer runs only widen our CI
 
 
 def test_setting_shortfall():
