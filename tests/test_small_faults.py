@@ -44,8 +44,7 @@ def test_a_user_policy_that_raises_is_named():
 
     plugins.register(plugins.UserPolicy("i44-raises", _raises))
     cfg = ServingConfig(Zoo.of("ramsis-image"), workers=2, slo_ms=150.0, policy="i44-raises")
-    with pytest.raises(ConfigError, match=r"policy = 'i44-raises': its select function "
-                                          r".*_raises raised ZeroDivisionError"):
+    with pytest.raises(ConfigError, match=r"policy 'i44-raises' raised ZeroDivisionError"):
         simulate(cfg, 50, load=0.5, seed=1)
 
 

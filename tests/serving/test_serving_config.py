@@ -15,7 +15,7 @@ def image():
 
 
 @pytest.mark.parametrize("kw,match", [
-    (dict(policy="tad-op-typo"), r"^policy = 'tad-op-typo': must be one of 'most-accurate'"),
+    (dict(policy="tad-op-typo"), r"^policy = 'tad-op-typo': neither a built-in \('most-accurate'"),
     (dict(slo_ms=5.0), r"^slo_ms = 5\.0: is below every model's batch-1 latency \(the fastest, shufflenet_v2_x0_5, takes 21\.921 ms\)"),
     (dict(workers=0), r"^workers = 0: must be an integer >= 1"),
     (dict(workers=2.5), r"^workers = 2\.5"),

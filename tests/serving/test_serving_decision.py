@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from infsched.errors import ConfigError
 from infsched.serving import experiments as ex
 from infsched.serving.tables import choose_knobs, recommend
 
@@ -64,7 +65,108 @@ def test_none_qualifies_names_the_closest():
     rows = [_row(sd, "select" if sd == 0 else "score", c, 1.0, att, 70.0)
             for sd in range(3) for c, att in (("flex", 0.95), ("ramsis", 0.90))]
     rec = recommend(_runs(rows), (0.99,))
-    assert rec["recommended"].iloc[0] == "none" and rec["closest"].iloc[0].startswith("FLEX")
+    assert rec["recommended"].iloc[0] == "none qualifies" and rec["closest"].iloc[0].startswith("FLEX")
+    assert rec["seeds missing"].iloc[0] == "2 of 2"
+
+
+def _noisy(misses, n=7):
+    """Two contenders on ``n`` scoring seeds (3 selecting, all at 1.0): FLEX on time on every
+    seed, RAMSIS more accurate but below 99.9 % on ``misses`` of them (0.998, 1.0 elsewhere)."""
+    rows = []
+    for sd in range(3 + n):
+        split = "select" if sd < 3 else "score"
+        att = 0.998 if split == "score" and sd - 3 < misses else 1.0
+        rows += [_row(sd, split, "flex", 1.0, 1.0, 70.0), _row(sd, split, "ramsis", 1.0, att, 75.0)]
+    return _runs(rows)
+
+
+def test_qualifying_is_by_the_lower_bound_not_the_mean():
+    """RAMSIS's mean over 7 seeds is 0.99943 >= 0.999 with 2 seeds at 0.998; the one-sided 95 %
+    lower bound, 0.99943 - t(0.95, 6) * s / sqrt(7) = 0.99880, is below the target, so FLEX is
+    recommended; by the mean it would be RAMSIS (with the seeds that miss counted)."""
+    from infsched.serving.tables import lower_bound
+
+    x = [0.998] * 2 + [1.0] * 5
+    from scipy import stats
+    want = np.mean(x) - stats.t.ppf(0.95, 6) * np.std(x, ddof=1) / np.sqrt(7)
+    assert lower_bound(x) == pytest.approx(want) and want < 0.999 < np.mean(x)
+    assert lower_bound(x, "every-seed") == 0.998 and lower_bound([1.0, np.nan]) != lower_bound([1.0, np.nan])
+    by_mean = recommend(_noisy(2), (0.999,), rule="mean")
+    assert by_mean["recommended"].iloc[0] == "RAMSIS" and by_mean["seeds missing"].iloc[0] == "2 of 7"
+    by_bound = recommend(_noisy(2), (0.999,))
+    assert by_bound["recommended"].iloc[0] == "FLEX" and by_bound["seeds missing"].iloc[0] == "0 of 7"
+    assert by_bound["bound"].iloc[0] == 1.0
+    # with no seed missing, the bound is the mean and RAMSIS is recommended by every rule
+    for rule in ("lower-bound", "every-seed", "mean"):
+        assert recommend(_noisy(0), (0.999,), rule=rule)["recommended"].iloc[0] == "RAMSIS"
+    assert recommend(_noisy(1), (0.999,), rule="every-seed")["recommended"].iloc[0] == "FLEX"
+    with pytest.raises(ConfigError, match=r"^rule = 'median'"):
+        recommend(_noisy(0), (0.999,), rule="median")
+
+
+def test_no_policy_can_is_told_apart_from_none_qualifies():
+    """Past the capacity of every policy (``cell_capacity``: the most on-time queries per second
+    any model and batch within the SLO completes) a cell says "no policy can", with the
+    capacity; below it, a cell where none of the contenders qualifies says "none qualifies"."""
+    from infsched.serving.tables import cell_capacity, recommendation_matrix
+
+    zoo = ex.load_zoo("ramsis-image")
+    cap = cell_capacity("ramsis-image", 8, 150.0)
+    lat = zoo.latency_ms
+    b = np.arange(1, lat.shape[1] + 1)
+    assert cap == pytest.approx(8 * max(1000 * bb / lat[m, bb - 1] for m in range(lat.shape[0])
+                                        for bb in b if lat[m, bb - 1] <= 150.0))
+    assert cap >= zoo.capacity_qps(8, 150.0) - 1e-9
+    rows = []
+    for load, rate in ((1.0, 0.995 * cap), (1.1, 1.02 * cap)):
+        for sd in range(3):
+            rows.append(["poisson", load, 150.0, sd, "select" if sd == 0 else "score", "flex", 1.0, np.nan,
+                         0.98, 70.0, rate, 8, "ramsis-image"])
+    runs = pd.DataFrame(rows, columns=["workload", "load", "slo_ms", "seed", "split", "contender", "slo_factor",
+                                       "a_star", "attainment", "accuracy_served", "rate_qps", "workers", "profile"])
+    rec = recommend(runs, (0.99,))
+    assert rec["recommended"].tolist() == ["none qualifies", "no policy can"]
+    assert rec["capacity (queries/s)"].iloc[1] == pytest.approx(cap)
+    assert np.isnan(rec["on time"].iloc[1])  # past capacity no on-time share is reported
+    assert "at most 0.980 on time" in rec["closest"].iloc[1]
+    m = recommendation_matrix(rec)
+    assert m["kind"].tolist() == ["none qualifies", "no policy can"]
+    # an accuracy target above every model within the SLO: no policy can, whatever the load
+    top = float(zoo.accuracy[zoo.most_accurate_within(150.0, 1)])
+    acc = recommend(runs, (top + 1.0,), constraint="accuracy_served", objective="attainment", floor=0.99)
+    assert acc["recommended"].tolist() == ["no policy can"] * 2
+
+
+def test_closest_keeps_the_on_time_floor():
+    """At an accuracy target with a 99 % floor, ``closest`` names the most accurate setting that
+    keeps 99 % on time, never one that keeps almost nothing on time."""
+    rows = [_row(sd, "select" if sd == 0 else "score", c, 1.0, att, acc)
+            for sd in range(3) for c, att, acc in (("r-jiq", 0.0006, 80.0), ("flex", 0.995, 73.0),
+                                                   ("ramsis", 0.999, 74.0))]
+    rec = recommend(_runs(rows), (76.0,), constraint="accuracy_served", objective="attainment", floor=0.99)
+    assert rec["recommended"].iloc[0] == "none qualifies"
+    assert rec["closest"].iloc[0].startswith("RAMSIS")
+
+
+def test_the_recommendation_matrix_is_tidy():
+    from infsched.serving.tables import matrix_view, recommendation_matrix
+
+    rows = []
+    for load, flex_att in ((0.5, 0.999), (0.9, 0.95)):
+        for sd in range(4):
+            rows += [["poisson", load, 150.0, sd, "select" if sd == 0 else "score", c, 1.0, np.nan, att, acc]
+                     for c, att, acc in (("flex", flex_att, 70.0), ("ramsis", 0.9995, 72.0 + 0.01 * sd),
+                                         ("jellyfish+", 0.9995, 72.0 + 0.01 * (3 - sd)))]
+    rec = recommend(_runs([r[:10] for r in rows]), (0.99,))
+    m = recommendation_matrix(rec)
+    assert list(m.columns) == ["workload", "SLO (ms)", "target", "load", "kind", "answer", "seeds missing"]
+    assert set(m["kind"]) <= {"policy", "tie", "none qualifies", "no policy can"}
+    assert (m["kind"] == "tie").all() and set(m["answer"].iloc[0].split(" = ")) == {"RAMSIS", "Jellyfish+"}
+    v = matrix_view(m, {"Jellyfish+": "JF+"})
+    assert v.shape == (1, 2) and "JF+" in v.iloc[0, 0]
+    wide = m.assign(answer="A = B = C = D = E = F")
+    assert matrix_view(wide).iloc[0, 0] == "A=B=C=+3"
+    assert matrix_view(wide, max_names=6).iloc[0, 0] == "A=B=C=D=E=F"
 
 
 def test_a_dropped_query_counts_as_late_in_the_decision():
@@ -99,7 +201,9 @@ def test_fewest_workers_is_the_bisection_boundary(tmp_path):
                              point_seed(0, 40, j), s.decision_n, k, "ramsis-image",
                              (("flex", 1.0, np.nan),), scale="smoke") for j in range(s.seeds)]
         d = pd.concat(rows)
-        return d["attainment"].mean() >= 0.99 and d["accuracy_served"].mean() >= 60.0 - 5e-4
+        from infsched.serving.tables import lower_bound  # the rule fewest_workers states
+
+        return lower_bound(d["attainment"]) >= 0.99 and lower_bound(d["accuracy_served"]) >= 60.0 - 5e-4
 
     assert meets(K) and not meets(K - 1)
     assert np.isnan(out[out["contender"] == "fastest"]["fewest workers"].iloc[0])  # 58 % < 60 %
@@ -114,7 +218,7 @@ def test_an_accuracy_target_with_a_floor_on_time():
     plain = recommend(runs, (76.0,), constraint="accuracy_served", objective="attainment")
     assert plain["recommended"].iloc[0] == "TAD"
     floored = recommend(runs, (76.0,), constraint="accuracy_served", objective="attainment", floor=0.99)
-    assert floored["recommended"].iloc[0] == "none"
+    assert floored["recommended"].iloc[0] == "none qualifies"
     assert recommend(runs, (74.0,), constraint="accuracy_served", objective="attainment",
                      floor=0.99)["recommended"].iloc[0] == "RAMSIS"
 
@@ -150,3 +254,29 @@ def test_the_twitter_trace_enters_the_decision_at_the_judged_slo_only(monkeypatc
     per = len(s.decision_loads) * sum(s.decision_seeds)
     assert len(seen) == per * (2 * len(s.decision_slos) + 1)
     assert {p["n"] for p in seen} == {s.decision_n}
+
+
+def test_twitter_goodput_ceiling_is_the_judged_windows_rate():
+    """The Twitter trace rises through the day, so its queries after the 10 % warm-up arrive
+    faster than its mean: ``judged_rate_factor`` predicts by how much, from the trace alone. On
+    seeded arrivals the measured window rate agrees within 4 standard errors of the seeds' mean,
+    and a contender that keeps every query on time at light load has a goodput above the mean
+    rate but not above the judged window's rate (the figure's line)."""
+    from infsched.serving.streams import judged_rate_factor
+
+    f = judged_rate_factor("twitter")
+    assert judged_rate_factor("poisson") == judged_rate_factor("mmpp") == 1.0
+    assert 1.03 < f < 1.10
+    r = []
+    for seed in range(6):
+        a = ex.arrivals("twitter", 2000.0, 0, np.random.default_rng(seed), interval_s=1.0)
+        k = int(0.1 * a.size)
+        r.append((a.size - k) / ((a[-1] - a[k]) / 1000.0) / 2000.0)
+    r = np.asarray(r)
+    assert abs(r.mean() - f) <= 4 * r.std(ddof=1) / np.sqrt(r.size)
+    df = ex.load_sweep("smoke", 0, workloads=("twitter",), K=60, loads=(0.3,), contenders=("batch-greedy",),
+                       interval_s=1.0, cache=False, workers=1)
+    assert (df["attainment"] == 1.0).all()
+    ratio = df["goodput_qps"] / df["rate_qps"]
+    n = 0.9 * df["rate_qps"] * 27 * 1.0  # judged queries per run; a Poisson count's relative sd is 1/sqrt(n)
+    assert (ratio > 1.0).all() and (ratio <= f * (1 + 4 / np.sqrt(n))).all()

@@ -94,6 +94,11 @@ def test_sweep_tables_and_tad_claim(tmp_path):
     assert {"attainment_low", "attainment_high", "accuracy_served"} <= set(summ.columns)
     claims = ex.claims(runs, summ, 76.0)
     assert bool(claims.iloc[0]["holds"])  # TAD's accuracy guarantee
+    # only the papers' own claims are counted; the rest are questions the chapter asks
+    assert set(claims.loc[~claims["a paper's claim"], "paper"]) == {"TAD (not claimed)",
+                                                                   "this chapter (held-equal rule)"}
+    assert set(claims["verdict"]) <= {"holds", "does not hold"}
+    assert not claims["claim"].str.startswith("...").any()
     cap = ex.served_capacity(summ)
     assert set(cap["contender"]) == {ex.LABELS[c] for c in ex.CONTENDERS}
     # a cached rerun returns the same table

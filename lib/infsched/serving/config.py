@@ -95,7 +95,11 @@ class ServingConfig:
     def __post_init__(self) -> None:
         zoo = Zoo.of(self.profile)
         object.__setattr__(self, "profile", zoo)
-        one_of("policy", self.policy, tuple(POLICIES))
+        if self.policy not in POLICIES:
+            from .plugins import unknown_policy
+            from .policies import SELECT_USER
+
+            raise unknown_policy(self.policy, "policy", [k for k, v in POLICIES.items() if v.select != SELECT_USER])
         pol = POLICIES[self.policy]
         require(_is_int(self.workers) and self.workers >= 1, "workers", self.workers,
                 "must be an integer >= 1")

@@ -11,7 +11,15 @@ same arrival times (common random numbers), and is judged on the same SLO
 Each (workload, load, SLO, seed) is one point of :func:`infsched.sweep.run_sweep` (cached on
 disk, resumable, on local processes or a Dask cluster); :func:`load_sweep` and
 :func:`frontier` return one row per (point, contender[, knob]); :func:`with_ci` turns the seeds
-into means with Student-t intervals; :func:`decision_table` names the winner per regime.
+into means with Student-t intervals. The decision: :func:`decision_runs` (every knob value,
+selection and scoring seeds), :func:`recommend` (the most accurate contender whose lower
+confidence bound on time meets a target, ties by paired differences, "none qualifies" apart from
+"no policy can"), :func:`recommendation_matrix` (that decision as a tidy frame) and
+:func:`fewest_workers` (what a target costs). Every one of these, and :func:`sensitivity_runs`,
+takes a reader's policy (:mod:`.plugins`) in ``contenders``, by its registered name or as the
+:class:`~.plugins.UserPolicy`: run it in a sweep of its own and concatenate the runs with the
+built-ins', so that editing it recomputes it alone. (:func:`decision_table`, ranking every
+contender at its default knob by overlapping intervals, is the older, coarser table.)
 
 This module holds the sweep points and the registered sweeps (the zoo loader and what the
 points share are in :mod:`.system`); the rest by
@@ -38,7 +46,8 @@ from .contenders import (CONTENDERS, LABELS, MEAN_PLANNED, MONITORED, REPLANNING
 from .scales import SCALES, Scale, get_scale
 from .sim import simulate
 from .streams import WORKLOADS, arrivals
-from .tables import (accuracy_target_table, assumptions_table, batch_cliff, claims, decision_table,
+from .tables import (QUALIFY_RULES, lower_bound, recommendation_matrix, matrix_view, cell_capacity,
+                     accuracy_target_table, assumptions_table, batch_cliff, claims, decision_table,
                      knob_table, recommend, replanning_table, REPLANNING_PAIRS, served_capacity, with_ci)
 from .validation import closed_forms, flex_agreement, ramsis_overload_agreement, tail_checks
 from .plugins import UserPolicy, register
@@ -49,7 +58,8 @@ from .system import (_code_version, _entries, _load_zoo, _loads, _name, _profile
 __all__ = ["UserPolicy", "SCALES", "Scale", "get_scale", "CONTENDERS", "WORKLOADS", "LABELS", "load_zoo",
            "arrivals", "tad_split", "jellyfish_choice", "contender_config", "judge",
            "rjiq_split", "TAD_CONTENDERS", "ramsis_policy", "model_switching_choice", "run_point", "load_sweep", "frontier", "regimes", "with_ci", "decision_table",
-           "decision_runs", "recommend", "tail_checks", "ramsis_overload_agreement", "fewest_workers",
+           "decision_runs", "recommend", "recommendation_matrix", "matrix_view", "cell_capacity",
+           "lower_bound", "QUALIFY_RULES", "tail_checks", "ramsis_overload_agreement", "fewest_workers",
            "accuracy_target_table", "assumptions_table", "served_capacity", "closed_forms", "flex_agreement",
            "replanning_table", "REPLANNING_PAIRS", "REPLANNING", "MEAN_PLANNED", "MONITORED", "batch_cliff",
            "sensitivity_runs", "sensitivity_table",
@@ -183,7 +193,8 @@ def decision_runs(scale: str = "default", seed: int = 0, *, slo_ms: float = 150.
     The Twitter trace enters only at the judged SLOs of the scale's ``decision_twitter_slos``
     (its replay, not ``decision_n``, sets its length).
     Within one (workload, load, SLO, seed) every contender serves the same arrivals, so their
-    differences can be paired."""
+    differences can be paired. ``contenders`` may hold a reader's policy (module doc): its runs
+    concatenated with the built-ins' go to :func:`recommend` like any other contender's."""
     s = get_scale(scale)
     _system(profile, K, slo_ms)
     zoo = load_zoo(profile)
@@ -217,14 +228,19 @@ def fewest_workers(scale: str = "default", seed: int = 0, *, slo_ms: float = 150
                    accuracy: float = 74.0, attainment: float = 0.99, rate_qps: float | None = None,
                    profile: str = "ramsis-image", contenders: Sequence = CONTENDERS,
                    workloads: Sequence[str] = ("poisson",), K_max: int = 128,
-                   workers: int | None = None, cache=None) -> pd.DataFrame:
+                   workers: int | None = None, cache=None, rule: str = "lower-bound",
+                   level: float = 0.95) -> pd.DataFrame:
     """What a target costs (issue 33, item 3): the fewest workers ``K`` with which each contender
     serves the stream of ``rate_qps`` (default: 0.9 x the capacity of 60 workers) with at least
     ``attainment`` of queries on time (drops count as late) and on-time queries averaging at
-    least ``accuracy`` %, mean over the scale's seeds, at its natural knob (it plans for the
-    judged SLO; TAD's a* is the accuracy target). Bisection over ``K`` in ``[1, K_max]``, every
-    contender and workload at once: each round is one sweep (cached, parallel). Assumes that
-    meeting the target is monotone in ``K``; NaN where even ``K_max`` does not meet it."""
+    least ``accuracy`` %, over the scale's seeds by ``rule`` (:func:`.tables.lower_bound`: by
+    default the one-sided ``level`` lower confidence bound of the mean, as the decision table
+    qualifies), at its natural knob (it plans for the judged SLO; TAD's a* is the accuracy
+    target). ``contenders`` may hold a reader's policy (a registered name or a
+    :class:`~.plugins.UserPolicy`). Bisection over ``K`` in ``[1, K_max]``, every contender and
+    workload at once: each round is one sweep (cached, parallel). Assumes that meeting the target
+    is monotone in ``K``; NaN where even ``K_max`` does not meet it. ``seeds missing``: the seeds
+    at the returned ``K`` that miss either target."""
     s = get_scale(scale)
     _system(profile, 1, slo_ms)
     zoo = load_zoo(profile)
@@ -241,9 +257,11 @@ def fewest_workers(scale: str = "default", seed: int = 0, *, slo_ms: float = 150
     hi = {k: int(K_max) + 1 for k in keys}  # known feasible (K_max + 1: none found)
     tried: dict = {}
 
+    one_of("rule", rule, QUALIFY_RULES)
+
     def ok(df):
-        g = df.mean(numeric_only=True)
-        return bool(g["attainment"] >= attainment and g["accuracy_served"] >= accuracy - 5e-4)
+        return bool(lower_bound(df["attainment"], rule, level) >= attainment
+                    and lower_bound(df["accuracy_served"], rule, level) >= accuracy - 5e-4)
 
     probe = {k: int(K_max) for k in keys}  # first: is K_max enough at all?
     while probe:
@@ -283,7 +301,9 @@ def fewest_workers(scale: str = "default", seed: int = 0, *, slo_ms: float = 150
         rows.append({"workload": w, "contender": name, "rate_qps": rate, "slo_ms": float(slo_ms),
                      "accuracy target": float(accuracy), "fewest workers": K if K <= K_max else np.nan,
                      "on time": float(g["attainment"].mean()) if g is not None else np.nan,
-                     "accuracy (%)": float(g["accuracy_served"].mean()) if g is not None else np.nan})
+                     "accuracy (%)": float(g["accuracy_served"].mean()) if g is not None else np.nan,
+                     "seeds missing": (f"{int(((g['attainment'] < attainment) | ~(g['accuracy_served'] >= accuracy - 5e-4)).sum())}"
+                                       f" of {len(g)}") if g is not None else "—"})
     return pd.DataFrame(rows)
 
 

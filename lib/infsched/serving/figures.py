@@ -83,8 +83,10 @@ def _style(contender: str) -> dict:
 def metric_vs_load(summary: pd.DataFrame, metric: str, axes: Sequence, workloads: Sequence[str],
                    log: bool = False, slo_ms: float | None = None) -> None:
     """One panel per workload: ``metric`` (mean and CI over seeds) against load, per contender;
-    each interval is drawn clipped to the metric's range (:data:`RANGES`). Goodput panels show the offered load (every query on time) as a thin line; p99 panels the
-    SLO when given."""
+    each interval is drawn clipped to the metric's range (:data:`RANGES`). Goodput panels show,
+    as a thin line, the arrival rate over the judged queries (every query on time): the mean rate,
+    times :func:`.streams.judged_rate_factor` for the Twitter trace; p99 panels the SLO when
+    given."""
     for ax, wl in zip(axes, workloads):
         g = summary[summary["workload"] == wl]
         for c, gc in g.groupby("contender", sort=False):
@@ -98,9 +100,13 @@ def metric_vs_load(summary: pd.DataFrame, metric: str, axes: Sequence, workloads
             ax.errorbar(gc["load"], y, yerr=np.nan_to_num(yerr), label=LABELS[c],
                         capsize=2, markersize=4, **_style(c))
         if metric == "goodput_qps" and "rate_qps" in g.columns:
-            off = g.groupby("load")["rate_qps"].mean()
+            # the rate over the judged queries (after the warm-up), the ceiling of a goodput:
+            # above the stream's mean rate for the Twitter trace, which rises through the day
+            from .streams import judged_rate_factor
+
+            off = g.groupby("load")["rate_qps"].mean() * judged_rate_factor(wl)
             ax.plot(off.index, off.to_numpy(), color="black", linewidth=0.8, marker="",
-                    label="offered load")
+                    label="offered load (judged queries)")
         if metric.endswith("latency_ms") and slo_ms is not None:
             ax.axhline(slo_ms, color="black", linestyle=":", linewidth=0.8)
         if log:

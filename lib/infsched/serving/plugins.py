@@ -57,7 +57,23 @@ from .labels import LABELS
 from .policies import (POLICIES, ROUTE_ROUND_ROBIN, ROUTINGS, SELECT_USER, SERVICE_EXPONENTIAL,
                        SERVICE_JITTER, TAD_FAMILY, Policy, route)
 
-__all__ = ["State", "UserPolicy", "policy", "register", "registered", "get", "ROUTINGS", "run_user"]
+__all__ = ["State", "UserPolicy", "PolicyError", "policy", "register", "registered", "get", "ROUTINGS",
+           "run_user", "unknown_policy"]
+
+
+class PolicyError(ConfigError):
+    """A reader's policy misbehaved while it ran: it returned something that is not a valid
+    ``(model, batch)`` (the message shows what it returned, the queue length and the batch cap),
+    read outside its ``params`` or another array, or raised. The message names the policy."""
+
+
+def unknown_policy(name: str, param: str, builtins) -> ConfigError:
+    """The ConfigError for a policy ``name`` that is neither built in nor registered: it lists
+    the built-ins and says how to register one's own."""
+    return ConfigError(f"{param} = {name!r}: neither a built-in ({', '.join(map(repr, builtins))}) "
+                       f"nor a registered policy ({', '.join(map(repr, _REGISTRY)) or 'none registered'}); "
+                       f"register your own with @infsched.serving.plugins.policy({name!r}) (or "
+                       "plugins.register(UserPolicy(...))) before naming it")
 
 #: what a policy sees when a worker is free (see the module doc)
 State = namedtuple("State", ["slack_ms", "queue_len", "idle", "workers", "worker", "now_ms",
@@ -206,7 +222,7 @@ def get(name: str) -> UserPolicy:
 # queue's arrival goes to the lowest-index idle worker; per-worker queues route on arrival.
 
 def _loop(arr, slo, lat, by_acc, K, central, routing, cap, u, service, svc, spread, levels,
-          start, finish, model, bsize, fn, params):
+          start, finish, model, bsize, fn, params, err):
     n = arr.size
     M = lat.shape[0]
     qhead = np.full(K + 1, -1, np.int64)
@@ -272,8 +288,12 @@ def _loop(arr, slo, lat, by_acc, K, central, routing, cap, u, service, svc, spre
                     load[w] -= 1
                 continue
             if b < 0 or b > qlen[q] or b > cap or m < 0 or m >= M:
-                raise ValueError("select returned an invalid (model, batch): need 0 <= model < M "
-                                 "and 0 <= batch <= min(queue_len, max_batch)")
+                # what it returned and what it saw, for the caller's named error (a compiled
+                # loop cannot format a message)
+                err[0] = m
+                err[1] = b
+                err[2] = qlen[q]
+                return -1
             mult = 1.0
             if service == SERVICE_EXPONENTIAL:
                 mult = svc[nb % svc.size]
@@ -305,27 +325,90 @@ def _loop(arr, slo, lat, by_acc, K, central, routing, cap, u, service, svc, spre
 _loop_compiled = njit(_loop)
 
 
+_CHECKED: dict = {}  # policy key -> its select compiled with bounds checks
+
+
+def _bounds_checked(p: UserPolicy):
+    """``p``'s compiled select recompiled with numba's bounds checks, so that reading
+    ``params[k]`` past the declared knobs (or any array out of range) raises IndexError instead
+    of reading whatever lies beyond; the checks cost little beside the event loop."""
+    f = _CHECKED.get(p.key)
+    if f is None:
+        opts = {k: v for k, v in getattr(p.select, "targetoptions", {}).items()
+                if k not in ("nopython", "boundscheck")}
+        f = _CHECKED[p.key] = njit(boundscheck=True, **opts)(p.select.py_func)
+    return f
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _check_return(p: UserPolicy, out, queue_len: int, cap: int) -> None:
+    if not (isinstance(out, tuple) and len(out) == 2 and _is_int(out[0]) and _is_int(out[1])):
+        raise PolicyError(f"policy {p.name!r}: select returned {out!r} (types "
+                          f"{tuple(type(x).__name__ for x in out) if isinstance(out, tuple) else type(out).__name__})"
+                          f" with queue_len = {queue_len} and max_batch = {cap}; it must return two "
+                          "integers (model, batch)")
+
+
+def _python_checked(p: UserPolicy):
+    """A Python select wrapped so that each call's return is checked (the Python loop is slow
+    anyway; a compiled select is checked once, by :func:`_probe`, as numba fixes its types)."""
+    fn = p.select
+
+    def checked(s, lat, by_acc, params):
+        out = fn(s, lat, by_acc, params)
+        _check_return(p, out, int(s.queue_len), int(s.max_batch))
+        return out
+    return checked
+
+
+def _explain(p: UserPolicy, e: Exception) -> PolicyError:
+    if isinstance(e, IndexError):
+        return PolicyError(f"policy {p.name!r} read outside an array ({e}); it declares "
+                           f"{len(p.params)} params {p.params}: declare the knobs it reads with "
+                           "plugins.policy(name, params=(...)) or UserPolicy(..., params=(...))")
+    return PolicyError(f"policy {p.name!r} raised {type(e).__name__}: {e}")
+
+
+def _probe(p: UserPolicy, fn, slo, lat, by_acc, K, cap, params) -> None:
+    """Call ``select`` once, before the run, on a state of the types the loop passes (a queue
+    of ``min(2, cap)`` queries with the whole SLO as slack), so that a return of the wrong type
+    (a float batch), a read past ``params`` or a compile error is reported with the policy's name
+    rather than from deep inside the compiled loop."""
+    q = int(min(2, cap))
+    s = State(float(slo), np.int64(q), np.int64(K - 1), np.int64(K), np.int64(0), 0.0, np.int64(cap), float(slo))
+    try:
+        out = fn(s, lat, by_acc, params)
+    except PolicyError:
+        raise
+    except Exception as e:  # numba's typing errors included: name the policy
+        raise _explain(p, e) from e
+    _check_return(p, out, q, int(cap))
+
+
 def run_user(p: UserPolicy, arr, slo, lat, by_acc, K, central, routing, cap, u, service, svc,
              spread, levels, start, finish, model, bsize) -> int:
     """Run ``p``'s event loop (compiled if its select is); fills the per-query arrays and
-    returns the number of batches. Called by :func:`.sim.simulate`."""
+    returns the number of batches. Called by :func:`.sim.simulate`. A policy that returns an
+    invalid ``(model, batch)``, reads outside an array or raises stops the run with a
+    :class:`PolicyError` naming it."""
     loop = _loop_compiled if p.compiled else _loop
+    fn = _bounds_checked(p) if p.compiled else _python_checked(p)
     params = np.asarray(p.params, dtype=np.float64)
+    _probe(p, fn, slo, lat, by_acc, int(K), int(cap), params)
+    err = np.zeros(3, np.int64)
     try:
-        return int(loop(arr, float(slo), lat, by_acc, int(K), bool(central), int(routing), int(cap), u,
-                        int(service), svc, spread, levels, start, finish, model, bsize, p.select, params))
-    except ValueError as e:
-        if "select returned" in str(e):
-            raise ConfigError(f"policy = {p.name!r}: {e}") from None
-        raise _raised(p, e) from e
-    except (ArithmeticError, LookupError, TypeError, AttributeError, AssertionError, RuntimeError) as e:
-        raise _raised(p, e) from e
-
-
-def _raised(p: UserPolicy, e: BaseException) -> ConfigError:
-    """The error of a user policy whose select function raised: the policy and its function
-    named (the original exception, with its traceback, is the cause)."""
-    fn = getattr(p.select, "py_func", p.select)
-    where = f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
-    return ConfigError(f"policy = {p.name!r}: its select function {where} raised "
-                       f"{type(e).__name__}: {' '.join(str(e).split())}")
+        nb = int(loop(arr, float(slo), lat, by_acc, int(K), bool(central), int(routing), int(cap), u,
+                      int(service), svc, spread, levels, start, finish, model, bsize, fn, params, err))
+    except PolicyError:
+        raise
+    except Exception as e:
+        raise _explain(p, e) from e
+    if nb < 0:
+        m, b, q = (int(x) for x in err)
+        raise PolicyError(f"policy {p.name!r}: select returned (model, batch) = ({m}, {b}) with "
+                          f"queue_len = {q}, max_batch = {int(cap)} and {lat.shape[0]} models; it must "
+                          "return 0 <= model < models and 0 <= batch <= min(queue_len, max_batch)")
+    return nb

@@ -87,7 +87,10 @@ def sensitivity_point(stream: tuple, overheads: tuple, load: float, slo_ms: floa
                       scale: str = "default") -> pd.DataFrame:
     """One point: ``n`` arrivals of ``stream`` at ``load`` x the capacity, served by every
     contender at its default knob with ``overheads``, each judged on ``slo_ms``
-    (:func:`.contenders.judge`)."""
+    (:func:`.contenders.judge`). A reader's policy (a :class:`~.plugins.UserPolicy` in
+    ``contenders``) is registered here, on whichever process runs the point; its loop has no
+    switch or dispatch overheads, so a setting that charges one runs without it (no row)."""
+    from .plugins import UserPolicy, register
     from .system import load_zoo
 
     zoo = load_zoo(profile)
@@ -96,10 +99,21 @@ def sensitivity_point(stream: tuple, overheads: tuple, load: float, slo_ms: floa
     arr = arrivals(kw.pop("workload"), rate, n, np.random.default_rng(seed), **kw)
     rows = []
     for name in contenders:
+        if isinstance(name, UserPolicy):
+            if _skips(name, overheads):
+                continue
+            name = register(name).name
         cfg = contender_config(name, zoo, workers, slo_ms, rate_qps=rate, a_star=a_star, profile=profile,
                                scale=scale, overheads=dict(overheads))
         rows.append({"contender": name, **judge(simulate(cfg, arrivals=arr, seed=seed), slo_ms)})
     return pd.DataFrame(rows)
+
+
+def _skips(c, overheads) -> bool:
+    """A reader's policy sits out a setting that charges a switch or dispatch overhead."""
+    from .plugins import UserPolicy
+
+    return isinstance(c, UserPolicy) and any(k != "preempt_ms" and v > 0 for k, v in overheads)
 
 
 def sensitivity_runs(scale: str = "default", seed: int = 0, *, slo_ms: float = 150.0, K: int = 60,
@@ -109,12 +123,14 @@ def sensitivity_runs(scale: str = "default", seed: int = 0, *, slo_ms: float = 1
     """Every setting at the scale's ``sens_loads`` (or ``loads``), ``sens_seeds`` seeds of
     ``sens_n`` queries: one row per (setting, load, seed, contender), with ``setting`` (its
     name), ``group`` and ``seed``. The seed of a point depends on its load and replicate only,
-    so the overhead settings serve the baseline's arrivals."""
-    from .system import _code_version, _entries, _loads, _name, _system
+    so the overhead settings serve the baseline's arrivals. ``contenders`` may hold a reader's
+    policy (a registered name or a :class:`~.plugins.UserPolicy`): it runs in every stream
+    setting and sits out the switch and dispatch overheads, which its loop does not charge."""
+    from .system import _code_version, _entries, _loads, _system
 
     s = get_scale(scale)
     _system(profile, K, slo_ms)
-    names = tuple(_name(c) for c in _entries(contenders))
+    entries = _entries(contenders)
     require(len(settings) >= 1 and all(isinstance(x, Setting) for x in settings), "settings", settings,
             "must be one or more Setting objects")
     loads = _loads(loads, s.sens_loads)
@@ -126,7 +142,7 @@ def sensitivity_runs(scale: str = "default", seed: int = 0, *, slo_ms: float = 1
                 keys.append((st.name, st.group, float(r), sd))
                 points.append(dict(stream=st.stream, overheads=st.overheads, load=float(r),
                                    slo_ms=float(slo_ms), seed=sd, n=s.sens_n, workers=int(K),
-                                   profile=str(profile), contenders=names, a_star=float(a_star),
+                                   profile=str(profile), contenders=entries, a_star=float(a_star),
                                    scale=scale))
     if workers is None and scale == "smoke":
         workers = 1
@@ -135,7 +151,8 @@ def sensitivity_runs(scale: str = "default", seed: int = 0, *, slo_ms: float = 1
     df = run_sweep(sensitivity_point, points, cache_dir=cache, version=version,
                    n_jobs=default_processes(workers, name="workers"))
     # run_sweep adds each point's parameters; the setting's name says what they are
-    per = [len(names)] * len(keys)
+    per = [sum(not _skips(c, st.overheads) for c in entries)
+           for st in settings for _ in loads for _ in range(s.sens_seeds)]
     df["setting"] = np.repeat([k[0] for k in keys], per)
     df["group"] = np.repeat([k[1] for k in keys], per)
     return df

@@ -81,3 +81,26 @@ def arrivals(workload: str, rate_qps: float, n: int, rng: np.random.Generator, *
     sched = PiecewiseRate(tuple((np.arange(qps.size) * piece).tolist()),
                           tuple((qps / qps.mean() * lam).tolist()))
     return piecewise_poisson_arrivals(sched, qps.size * piece, rng)
+
+
+def judged_rate_factor(workload: str, warmup: float = 0.1) -> float:
+    """The expected arrival rate over the queries a run is judged on (after the first ``warmup``
+    share, :func:`.contenders.judge`), as a multiple of the stream's mean rate. Stationary
+    streams: 1. The Twitter trace rises through the day, so the window after its first 10 % of
+    queries is busier than the trace's mean: with ``N`` queries over a trace of length ``T``,
+    the window holds ``(1 - warmup) N`` queries in ``T - t_w``, where ``t_w`` is when the expected
+    count reaches ``warmup N`` (independent of the rate and of how long an interval lasts). A
+    judged goodput is on-time queries per second of that window, so this is where its ceiling
+    lies."""
+    one_of("workload", workload, WORKLOADS + EXTRA_WORKLOADS)
+    require(isinstance(warmup, float) and 0 <= warmup < 1, "warmup", warmup, "must be in [0, 1)")
+    if workload != "twitter":
+        return 1.0
+    from ..ramsis.trace import load_twitter_trace
+
+    qps = load_twitter_trace()["qps"].to_numpy(float)
+    cum = np.concatenate([[0.0], np.cumsum(qps)])  # expected queries at each interval's end (x 1 interval)
+    target = warmup * cum[-1]
+    i = int(np.searchsorted(cum, target, side="right")) - 1  # the interval holding the warm-up's end
+    t_w = i + (target - cum[i]) / qps[i]                     # in intervals
+    return float((1.0 - warmup) * qps.size / (qps.size - t_w))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import config_error, one_of, require
+from ..errors import config_error, require
 from ..profiles import PROFILE_NAMES
 from .config import ServingConfig
 from .labels import LABELS
@@ -82,8 +82,10 @@ def _entries(contenders) -> tuple:
             from .plugins import get
 
             c = get(c)
-        else:
-            one_of("contenders", c, tuple(LABELS))
+        elif c not in LABELS:
+            from .plugins import unknown_policy
+
+            raise unknown_policy(c, "contenders", [x for x in LABELS if x not in registered()])
         out.append(c)
     return tuple(out)
 

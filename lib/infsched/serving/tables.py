@@ -9,12 +9,14 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ..errors import one_of
 from ..metrics import summarize
 from .contenders import LABELS, jellyfish_choice, model_switching_choice, tad_split
 from .zoo import Zoo
 
 __all__ = ["METRICS", "with_ci", "decision_table", "choose_knobs", "recommend", "accuracy_target_table", "assumptions_table",
-           "served_capacity", "replanning_table", "REPLANNING_PAIRS", "batch_cliff", "knob_table", "claims"]
+           "served_capacity", "cell_capacity", "lower_bound", "QUALIFY_RULES",
+           "recommendation_matrix", "matrix_view", "replanning_table", "REPLANNING_PAIRS", "batch_cliff", "knob_table", "claims"]
 
 METRICS = ("attainment", "accuracy_served", "accuracy_per_arrival", "accuracy_routed",
            "goodput_qps", "mean_latency_ms", "p99_latency_ms", "dropped", "served_late", "mean_batch", "rate_qps",
@@ -85,72 +87,199 @@ def _knob(df: pd.DataFrame) -> pd.Series:
 #: the decision's quantities: column -> (what the table calls it, how it prints)
 _DECIDE = {"attainment": ("on time", "{:.4f}"), "accuracy_served": ("accuracy (%)", "{:.2f}")}
 
+#: how a contender qualifies on its seeds (:func:`lower_bound`)
+QUALIFY_RULES = ("lower-bound", "every-seed", "mean")
+
+
+def lower_bound(x, rule: str = "lower-bound", level: float = 0.95) -> float:
+    """What a contender's seeds ``x`` (one value per seed, NaN: the quantity is undefined on that
+    seed, e.g. no query on time) must bring to a target. ``"lower-bound"``: the one-sided
+    ``level`` Student-t lower confidence bound of the mean, ``mean - t_{level, n-1} s / sqrt(n)``
+    (with one seed, the value itself: no interval can be formed); ``"every-seed"``: the least
+    value (every seed must meet the target); ``"mean"``: the mean (the rule before the bound,
+    kept for comparison). A NaN seed makes the bound NaN (it cannot qualify)."""
+    from scipy import stats
+
+    one_of("rule", rule, QUALIFY_RULES)
+    v = np.asarray(x, dtype=float)
+    if v.size == 0 or np.isnan(v).any():
+        return float("nan")
+    if rule == "every-seed":
+        return float(v.min())
+    if rule == "mean" or v.size == 1:
+        return float(v.mean())
+    return float(v.mean() - stats.t.ppf(level, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
+
+
+def cell_capacity(profile: str, workers: int, slo_ms: float) -> float:
+    """The most on-time queries per second any policy can serve in steady state on ``workers``
+    workers of ``profile`` judged on ``slo_ms``: a query is on time only if its batch's
+    ``l(m, b)`` is at most the SLO, so each worker completes on-time queries at most at
+    ``max {b / l(m, b) : l(m, b) <= SLO}`` over every model and batch. Past it a queue that
+    drops nothing grows without bound and one that drops loses the excess."""
+    from .system import load_zoo
+
+    zoo = load_zoo(profile)
+    lat = np.asarray(zoo.latency_ms, float)
+    b = np.arange(1, lat.shape[1] + 1)
+    thr = np.where(lat <= slo_ms, 1000.0 * b / lat, 0.0)
+    return float(workers * thr.max())
+
+
+def _knob(df: pd.DataFrame) -> pd.Series:
+    """One label per knob setting: TAD's a*, or the planned SLO's factor."""
+    return np.where(df["a_star"].notna(), "a* = " + df["a_star"].map(lambda a: f"{a:g}"),
+                    "plans " + df["slo_factor"].map(lambda f: f"{f:g}") + " x SLO")
+
+
+def _bounds(g: pd.DataFrame, by: list, cols: list, rule: str, level: float) -> pd.DataFrame:
+    """Per ``by`` group: the mean and the :func:`lower_bound` (``<col>_bound``) of each column
+    (vectorised: the same formulas as :func:`lower_bound`)."""
+    from scipy import stats
+
+    one_of("rule", rule, QUALIFY_RULES)
+    gb = g.groupby(by, sort=True)[cols]
+    m = gb.mean()
+    n, sd, lo, nan = gb.count(), gb.std(ddof=1), gb.min(), gb.size()
+    for c in cols:
+        k = n[c].to_numpy(float)
+        if rule == "every-seed":
+            b = lo[c].to_numpy(float)
+        elif rule == "mean":
+            b = m[c].to_numpy(float)
+        else:
+            t = stats.t.ppf(level, np.maximum(k - 1, 1))
+            b = np.where(k > 1, m[c].to_numpy(float) - t * sd[c].fillna(0).to_numpy(float) / np.sqrt(np.maximum(k, 1)),
+                         m[c].to_numpy(float))
+        m[f"{c}_bound"] = np.where(k == nan.to_numpy(float), b, np.nan)  # a NaN seed: no bound
+    return m
+
 
 def choose_knobs(runs: pd.DataFrame, target: float, constraint: str = "attainment",
-                 objective: str = "accuracy_served") -> pd.DataFrame:
+                 objective: str = "accuracy_served", rule: str = "lower-bound", level: float = 0.95,
+                 floor: float | None = None) -> pd.DataFrame:
     """Each contender's knob per (workload, load, SLO), chosen on the ``split == "select"``
-    seeds only: among its settings whose mean ``constraint`` reaches ``target``, the one with
-    the highest mean ``objective`` (ties: the higher constraint); none if no setting does. One row
-    per (workload, load, slo_ms, contender) with its ``knob`` (None if none qualifies)."""
+    seeds only: among its settings whose ``constraint`` reaches ``target`` by ``rule``
+    (:func:`lower_bound`; and whose ``objective`` reaches ``floor``, if given), the one with the
+    highest mean ``objective`` (ties: the higher constraint); none if no setting does. One row per
+    (workload, load, slo_ms, contender) with its ``knob`` (None if none qualifies)."""
     d = runs[runs["split"] == "select"].assign(knob=lambda x: _knob(x))
-    g = d.groupby(["workload", "load", "slo_ms", "contender", "knob"], sort=True)[
-        list(dict.fromkeys([constraint, objective]))].mean().reset_index()
+    cols = list(dict.fromkeys([constraint, objective]))
+    g = _bounds(d, ["workload", "load", "slo_ms", "contender", "knob"], cols, rule, level).reset_index()
     rows = []
     for key, gc in g.groupby(["workload", "load", "slo_ms", "contender"], sort=True):
-        ok = gc[gc[constraint] >= target]
+        ok = gc[gc[f"{constraint}_bound"] >= target]
+        if floor is not None:
+            ok = ok[ok[f"{objective}_bound"] >= floor]
         best = ok.sort_values([objective, constraint], ascending=False).iloc[0] if len(ok) else None
         rows.append(dict(zip(["workload", "load", "slo_ms", "contender"], key),
                          knob=None if best is None else best["knob"]))
     return pd.DataFrame(rows)
 
 
+def _impossible(g: pd.DataFrame, constraint: str, target: float, floor: float | None, slo: float):
+    """Why no policy can meet the cell's target (None if one might): the offered rate beyond
+    :func:`cell_capacity` (its share is the most any policy keeps on time in steady state), or an
+    accuracy target above every model that meets the SLO at batch 1. Needs the runs' ``rate_qps``,
+    ``workers`` and ``profile``."""
+    if not {"rate_qps", "workers", "profile"} <= set(g.columns):
+        return None
+    rate, K, prof = float(g["rate_qps"].iloc[0]), int(g["workers"].iloc[0]), str(g["profile"].iloc[0])
+    cap = cell_capacity(prof, K, slo)
+    need = target if constraint == "attainment" else floor
+    if need is not None and cap < need * rate:
+        return cap, f"offered {rate:,.0f} queries/s, capacity {cap:,.0f}: at most {cap / rate:.3f} on time"
+    if constraint == "accuracy_served":
+        from .system import load_zoo
+
+        zoo = load_zoo(prof)
+        top = float(np.max(np.where(np.asarray(zoo.latency_ms)[:, 0] <= slo, zoo.accuracy, -np.inf)))
+        if top < target:
+            return cap, f"no model within the SLO reaches {target:g} % (best {top:.2f} %)"
+    return None
+
+
 def recommend(runs: pd.DataFrame, targets: Sequence[float] = (0.99, 0.999), level: float = 0.95,
               constraint: str = "attainment", objective: str = "accuracy_served",
-              floor: float | None = None) -> pd.DataFrame:
-    """The decision (issue 33): per (workload, load, SLO) and target, the contender with the
-    highest ``objective`` among those whose ``constraint`` reaches the target. By default: the
-    most accurate contender (accuracy per on-time query) that keeps at least the target share of
+              floor: float | None = None, rule: str = "lower-bound") -> pd.DataFrame:
+    """The decision: per (workload, load, SLO) and target, the contender with the highest
+    ``objective`` among those whose ``constraint`` reaches the target. By default: the most
+    accurate contender (accuracy per on-time query) that keeps at least the target share of
     queries on time, a dropped query counting as late; with ``constraint="accuracy_served",
     objective="attainment"``, the one with the most queries on time at an accuracy target.
-    ``runs`` is :func:`.experiments.decision_runs`. Each contender's knob is chosen on the
-    selection seeds (:func:`choose_knobs`) and scored on the others, so a contender with more
-    knob values gets no extra chances on the seeds that score it. A contender qualifies if its
-    mean ``constraint`` over the scoring seeds reaches the target; the best is the qualifier with
-    the highest mean ``objective``; every other qualifier is compared with it by the paired
-    difference of the objective seed by seed (the same arrivals), with a Student-t interval
-    (``level``): where that interval holds 0 the two are tied. ``recommended`` names the best, or
-    the tie; "none" if no contender qualifies (``closest`` then names the setting nearest the
-    target). ``floor``: a qualifier's mean objective must also reach it (with an accuracy target,
-    ``floor=0.99`` asks for 99 % on time as well, so that no cell recommends a contender that
-    keeps almost nothing on time)."""
+    ``runs`` is :func:`.experiments.decision_runs` (a reader's policy included: pass its runs
+    concatenated with the built-ins'). Each contender's knob is chosen on the selection seeds
+    (:func:`choose_knobs`) and scored on the others, so a contender with more knob values gets
+    no extra chances on the seeds that score it.
+
+    A contender **qualifies** if the ``rule`` (:func:`lower_bound`) over its scoring seeds reaches
+    the target: by default the one-sided ``level`` lower confidence bound of its mean, so a mean
+    that reaches the target only by luck of the seeds does not; ``seeds missing`` counts the
+    scoring seeds of the recommended contender (or of ``closest``) below the target. The best is
+    the qualifier with the highest mean ``objective``; every other qualifier is compared with it
+    by the paired difference of the objective seed by seed (the same arrivals), with a two-sided
+    Student-t interval (``level``): where that interval holds 0 the two are tied.
+    ``recommended`` names the best, or the tie; ``"no policy can"`` where the offered rate
+    exceeds the capacity of every policy (:func:`cell_capacity`; ``capacity (queries/s)`` gives
+    it) or the accuracy target exceeds every model within the SLO, so that no run length or
+    policy could meet the target (such cells report no on-time share, which past capacity
+    measures only how long the run was); ``"none qualifies"`` where a policy might but none of
+    these does (``closest`` then names the setting nearest the target that keeps the ``floor``).
+    ``floor``: a qualifier's ``objective`` must also reach it by the same rule (with an accuracy
+    target, ``floor=0.99`` asks for 99 % on time as well)."""
     from scipy import stats
 
+    one_of("rule", rule, QUALIFY_RULES)
     cname, cfmt = _DECIDE[constraint]
     oname, ofmt = _DECIDE[objective]
     score = runs[runs["split"] == "score"].assign(knob=lambda x: _knob(x))
     cols = list(dict.fromkeys([constraint, objective]))
     rows = []
     for target in targets:
-        knobs = choose_knobs(runs, target, constraint, objective).dropna(subset=["knob"])
+        knobs = choose_knobs(runs, target, constraint, objective, rule, level, floor).dropna(subset=["knob"])
         chosen = score.merge(knobs, on=["workload", "load", "slo_ms", "contender", "knob"])
         for (wl, load, slo), g in score.groupby(["workload", "load", "slo_ms"], sort=True):
             row = {"arrivals": wl, "load": load, "SLO (ms)": slo, f"{cname} >=": target}
+            blank = {oname: np.nan, cname: np.nan, "bound": np.nan, "seeds missing": "—", "knob": "—",
+                     "qualify": 0, "runner-up": "—", "paired gap": np.nan, f"{level:.0%} interval": "—",
+                     "closest": "—", "capacity (queries/s)": np.nan}
+            imp = _impossible(g, constraint, target, floor, slo)
+            if imp is not None:
+                row.update({"recommended": "no policy can", **blank, "capacity (queries/s)": imp[0],
+                            "closest": imp[1]})
+                rows.append(row)
+                continue
             c = chosen[(chosen["workload"] == wl) & (chosen["load"] == load) & (chosen["slo_ms"] == slo)]
-            m = c.groupby("contender")[cols].mean()
-            ok = m[(m[constraint] >= target) & ((m[objective] >= floor) if floor is not None else True)]
+            m = _bounds(c, ["contender"], cols, rule, level)
+            ok = m[m[f"{constraint}_bound"] >= target]
+            if floor is not None:
+                ok = ok[ok[f"{objective}_bound"] >= floor]
             ok = ok.sort_values(objective, ascending=False)
+
+            def missing(d: pd.DataFrame) -> str:
+                miss = d[constraint].isna() | (d[constraint] < target)
+                if floor is not None:
+                    miss |= d[objective].isna() | (d[objective] < floor)
+                return f"{int(miss.sum())} of {len(d)}"
+
             if ok.empty:
-                near = g.groupby(["contender", "knob"])[constraint].mean()
-                (cn, kn), v = near.idxmax(), near.max()
-                row.update({"recommended": "none", oname: np.nan, cname: np.nan, "knob": "-",
-                            "qualify": 0, "runner-up": "-", "paired gap": np.nan,
-                            f"{level:.0%} interval": "-",
-                            "closest": f"{LABELS[cn]}, {kn}: {cfmt.format(v)} {cname}"})
+                near = _bounds(g, ["contender", "knob"], cols, rule, level)
+                if floor is not None:  # the nearest setting that keeps the floor
+                    near = near[near[f"{objective}_bound"] >= floor]
+                row.update({"recommended": "none qualifies", **blank})
+                if len(near):
+                    (cn, kn) = near[constraint].idxmax()
+                    v = near.loc[(cn, kn)]
+                    d = g[(g["contender"] == cn) & (g["knob"] == kn)]
+                    row.update({"closest": f"{LABELS[cn]}, {kn}: {cfmt.format(v[constraint])} {cname}",
+                                "seeds missing": missing(d), "bound": float(v[f"{constraint}_bound"])})
+                else:
+                    row["closest"] = f"no setting keeps {oname} >= {floor:g} ({rule} rule)"
                 rows.append(row)
                 continue
             best = ok.index[0]
             obj = c.pivot_table(index="seed", columns="contender", values=objective)
-            tied, gap, ci, runner = [], np.nan, "-", "-"
+            tied, gap, ci, runner = [], np.nan, "—", "—"
             for other in ok.index[1:]:
                 dlt = (obj[best] - obj[other]).dropna().to_numpy()
                 if dlt.size >= 2 and dlt.std(ddof=1) > 0:
@@ -158,18 +287,61 @@ def recommend(runs: pd.DataFrame, targets: Sequence[float] = (0.99, 0.999), leve
                 else:
                     hw = 0.0 if dlt.size >= 2 else np.inf
                 lo, hi = dlt.mean() - hw, dlt.mean() + hw
-                if runner == "-":
+                if runner == "—":
                     runner, gap, ci = LABELS[other], float(dlt.mean()), f"[{lo:+.3g}, {hi:+.3g}]"
                 if lo <= 0:
                     tied.append(LABELS[other])
             name = LABELS[best] if not tied else "tie: " + ", ".join([LABELS[best]] + tied)
-            row.update({"recommended": name, oname: float(ok.iloc[0][objective]),
-                        cname: float(ok.iloc[0][constraint]),
+            row.update({"recommended": name, **blank, oname: float(ok.iloc[0][objective]),
+                        cname: float(ok.iloc[0][constraint]), "bound": float(ok.iloc[0][f"{constraint}_bound"]),
+                        "seeds missing": missing(c[c["contender"] == best]),
                         "knob": c[c["contender"] == best]["knob"].iloc[0], "qualify": int(len(ok)),
-                        "runner-up": runner, "paired gap": gap, f"{level:.0%} interval": ci,
-                        "closest": "-"})
+                        "runner-up": runner, "paired gap": gap, f"{level:.0%} interval": ci})
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+#: the kinds of answer a decision cell gives
+DECISION_KINDS = ("policy", "tie", "none qualifies", "no policy can")
+
+
+def recommendation_matrix(rec: pd.DataFrame) -> pd.DataFrame:
+    """The decision as data: one row per (workload, SLO, target, load) of :func:`recommend`'s
+    table, with ``kind`` (one of :data:`DECISION_KINDS`) and ``answer`` (the policy, the tied
+    policies joined by " = ", or the kind), tidy for filtering or plotting."""
+    target_col = next(c for c in rec.columns if c.endswith(" >="))
+    kind = np.select([rec["recommended"] == "no policy can", rec["recommended"] == "none qualifies",
+                      rec["recommended"].str.startswith("tie: ")],
+                     ["no policy can", "none qualifies", "tie"], "policy")
+    answer = np.where(kind == "tie", rec["recommended"].str.replace("tie: ", "", regex=False).str.replace(", ", " = "),
+                      np.where(kind == "policy", rec["recommended"], kind))
+    return pd.DataFrame({"workload": rec["arrivals"].to_numpy(), "SLO (ms)": rec["SLO (ms)"].to_numpy(),
+                         "target": rec[target_col].to_numpy(), "load": rec["load"].to_numpy(),
+                         "kind": kind, "answer": answer, "seeds missing": rec["seeds missing"].to_numpy()})
+
+
+def matrix_view(matrix: pd.DataFrame, short: dict | None = None, max_names: int = 4) -> pd.DataFrame:
+    """:func:`recommendation_matrix` as one screen: a row per (workload, SLO, target), a column
+    per load; ``short`` maps a policy's label to a shorter one for the cells; a tie of more than
+    ``max_names`` policies shows its first ``max_names - 1`` and how many more (``"A=B=+6"``), so
+    that the matrix keeps to the page (the tidy frame names them all)."""
+    short = short or {}
+
+    def cell(a: str) -> str:
+        if a == "no policy can":
+            return "✕"
+        if a == "none qualifies":
+            return "·"
+        names = [short.get(x, x) for x in a.split(" = ")]
+        if len(names) > max_names:
+            names = names[:max_names - 1] + [f"+{len(names) - max_names + 1}"]
+        return "=".join(names)  # no spaces: a cell does not wrap, so each row keeps one line
+
+    m = matrix.assign(cell=matrix["answer"].map(cell), load=matrix["load"].map(lambda x: f"ρ\u00a0{x:g}"))
+    out = m.pivot_table(index=["workload", "SLO (ms)", "target"], columns="load", values="cell",
+                        aggfunc="first", sort=False)
+    out.columns.name = None
+    return out
 
 
 def accuracy_target_table(summary: pd.DataFrame, targets: Sequence[float]) -> pd.DataFrame:
@@ -208,7 +380,7 @@ def assumptions_table() -> pd.DataFrame:
          "yes", "no", "no", "central FIFO", "yes (head that cannot make it)"),
         ("TAD", "TAD paper", "fixed per worker (LP split of Pareto models); routing keeps mean accuracy >= a*",
          "no", "no", "no (split: LP, load-free)", "per-worker, TAD routing", "no"),
-        ("TAD+batching", "variant (spec §3)", "as TAD; each worker batches its queue up to a cap that fits the SLO",
+        ("TAD+batching", "variant (ours)", "as TAD; each worker batches its queue up to a cap that fits the SLO",
          "yes (eager)", "no", "no", "per-worker, TAD routing", "no"),
         ("TAD-OP", "TAD paper", "as TAD's servers; routes by the LP's tuples S*_opt (Algorithm 2)",
          "no", "no", "no (tuples: LP, load-free)", "per-worker, TAD-OP routing", "no"),
@@ -357,7 +529,7 @@ def claims(runs: pd.DataFrame, load_summary: pd.DataFrame, a_star: float) -> pd.
         ok = bool(len(raw_op)) and worst >= -5e-4
         rows.append({"paper": "TAD", "claim": "TAD-OP meets a* in the long run below λ^max (Poisson)",
                      "on common ground": f"mean accuracy of all routed queries - a*, least over {len(raw_op)} runs: "
-                                         f"{worst:+.5f} points (within the printed 0.001: {ok})",
+                                         f"{worst:+.5f} points (within the printed 0.001: {'yes' if ok else 'no'})",
                      "holds": ok})
     if len(rj):
         s_ = rj.loc[rj.index.intersection(poisson)]
@@ -391,7 +563,8 @@ def claims(runs: pd.DataFrame, load_summary: pd.DataFrame, a_star: float) -> pd.
                          "holds": bool(nw.all())})
         nw = _not_worse(ram.loc[idx], jf.loc[idx], "attainment", True) & \
             _not_worse(ram.loc[idx], ms.loc[idx], "attainment", True)
-        rows.append({"paper": "RAMSIS", "claim": "... without more late queries than either baseline",
+        rows.append({"paper": "RAMSIS", "claim": "RAMSIS keeps at least as many queries on time as Jellyfish+ and "
+                     "ModelSwitching at the same load and workers",
                      "on common ground": f"{int(nw.sum())} of {len(nw)} (workload, load) cells (95 % CIs)",
                      "holds": bool(nw.all())})
     fx, fnp = cells("flex"), cells("flex-np")
@@ -410,7 +583,8 @@ def claims(runs: pd.DataFrame, load_summary: pd.DataFrame, a_star: float) -> pd.
                      "holds": bool(nw.all())})
     ok = tad.dropna(subset=["accuracy_served"])
     below = ok[ok["accuracy_served"] < a_star - 0.05]
-    rows.append({"paper": "TAD (not claimed)", "claim": "... and TAD's on-time queries also average >= a*",
+    rows.append({"paper": "TAD (not claimed)", "claim": "TAD's on-time queries (late ones counted as "
+                 "violations) also average >= a*",
                  "on common ground": f"{len(below)} of {len(ok)} (workload, load) cells more than 0.05 points below a*",
                  "holds": bool(len(below) == 0)})
     if len(tb):
@@ -419,4 +593,9 @@ def claims(runs: pd.DataFrame, load_summary: pd.DataFrame, a_star: float) -> pd.
         rows.append({"paper": "this chapter (held-equal rule)", "claim": "letting each TAD server batch never lowers SLO attainment",
                      "on common ground": f"{int(nw.sum())} of {len(nw)} (workload, load) cells (95 % CIs)",
                      "holds": bool(nw.all())})
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    # only the papers' own claims count towards "n of m claims hold"; the last two rows ask
+    # questions the papers do not (what TAD's guarantee is worth on time; the held-equal rule)
+    out["a paper's claim"] = out["paper"].isin(["TAD", "RAMSIS", "Shepherd"])
+    out["verdict"] = np.where(out["holds"], "holds", "does not hold")
+    return out
