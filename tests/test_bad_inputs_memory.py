@@ -20,6 +20,7 @@ def machine(monkeypatch, tmp_path):
     monkeypatch.delenv("INFSCHED_MEMORY_LIMIT", raising=False)
     monkeypatch.setattr(limits, "physical_memory", lambda: 64 * GiB)
     monkeypatch.setattr(limits, "CGROUP_MEMORY_FILES", ())
+    monkeypatch.setattr(limits, "CGROUP_PROC", tmp_path / "no-proc-self-cgroup")
     monkeypatch.setattr(resource, "getrlimit",
                         lambda which: (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
 
@@ -84,3 +85,20 @@ def test_a_simulator_refuses_under_the_address_space_limit(machine):
                                           r"about 10 GiB of memory, more than the limit of 8 GiB "
                                           r"\(this process's address-space limit, RLIMIT_AS\)"):
         sim.simulate(MAIN, "tad", 2**28, rho=0.5, a_star=76.0, n_jobs=1000)
+
+
+@pytest.mark.parametrize("proc, limit_file", [
+    ("0::/system.slice/job.service\n", "system.slice/memory.max"),           # v2: a parent's limit
+    ("5:cpu:/x\n4:memory:/batch/step_0\n", "memory/batch/step_0/memory.limit_in_bytes"),  # v1
+])
+def test_the_processs_own_cgroup_limit_is_read(machine, tmp_path, monkeypatch, proc, limit_file):
+    """Not only the root cgroup's files: the limit of the process's own cgroup, or of a cgroup
+    above it, as /proc/self/cgroup names it (a systemd service, a batch job's step)."""
+    root = tmp_path / "cgroup"
+    (root / limit_file).parent.mkdir(parents=True)
+    (root / limit_file).write_text(f"{3 * GiB}\n")
+    (tmp_path / "proc-cgroup").write_text(proc)
+    monkeypatch.setattr(limits, "CGROUP_PROC", tmp_path / "proc-cgroup")
+    monkeypatch.setattr(limits, "CGROUP_ROOT", root)
+    assert limits.memory_limit() == 3 * GiB
+    assert str(root / limit_file) in limits.effective_limit()[1]

@@ -204,15 +204,15 @@ def test_sweep_passes_a_long_run_estimate_through(monkeypatch, capsys):
     from infsched.tad import experiments as tad
 
     def slow(scale="default", seed=0):
-        warn_long("simulating n_jobs = 10000000000000 arrivals", 1e6)
+        warn_long("simulating n_jobs = 200000000000 arrivals", 2e4)  # within the CPU budget
         return pd.DataFrame({"y": [1.0]})
 
     monkeypatch.setitem(tad.EXPERIMENTS, "fig5", slow)
     assert main(["sweep", "tad", "-e", "fig5", "--scale", "smoke", "--jobs", "1", "--no-cache",
                  "--no-progress"]) == 0
     err = capsys.readouterr().err
-    assert "infsched: RuntimeWarning: simulating n_jobs = 10000000000000 arrivals will take about " \
-           "11.6 days on one core (an estimate)\n" in err, err
+    assert "infsched: RuntimeWarning: simulating n_jobs = 200000000000 arrivals will take about " \
+           "5.56 hours on one core (an estimate)\n" in err, err
 
 
 def _page(tmp_path, texts):

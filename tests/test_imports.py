@@ -45,7 +45,7 @@ LIB = Path(__file__).resolve().parents[1] / "lib" / "infsched"
 LAYERS: dict[str, int] = {
     "infsched": 0, "errors": 0,
     "limits": 1, "des": 1, "workload": 1, "metrics": 1, "optim": 1, "plotting": 1, "pages": 1,
-    "report": 1, "profiles": 1, "cache": 1, "progress": 1, "sweep": 1, "store": 1,
+    "report": 1, "profiles": 1, "cache": 1, "progress": 1, "sweep": 1, "store": 1, "atomic": 1,
     "headlines": 1, "wording": 1,
     "tad": 2, "ramsis": 2, "kvcache": 2, "kairos": 2, "shepherd": 2,
     "serving": 3,

@@ -18,7 +18,6 @@ import json
 import os
 import pickle
 import sys
-import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,16 +107,11 @@ def _save(path: Path, result: Any, meta: Mapping[str, Any] | None = None) -> Non
     """Write ``result`` to ``path`` atomically (a temporary file, then a rename), with a header
     holding the checksum of its pickle and the schema of the value (see :func:`_load`), and
     ``meta``: the seconds the point took and its text parameters (see :func:`infsched.progress.estimate_points`)."""
+    from .atomic import atomic_write
+
     blob = _encode(result, meta)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(blob)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, blob, note="the points written before it are kept in the cache")
 
 
 class _BadEntry(Exception):

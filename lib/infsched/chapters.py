@@ -25,7 +25,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import config_error, require
+from .errors import config_error, nearest_name, require
 from .runner import _env
 from .sweep import (PROCESSES_ENV, _client, _dask_target, default_processes, inner_progress,
                     run_sweep)
@@ -165,6 +165,13 @@ def chapter_grid(chapter: str, params: Mapping[str, Sequence[Any]] | None = None
         if e not in table:
             raise config_error("experiment", e, f"{chapter} has " + ", ".join(table))
     require(scale in SCALES, "scale", scale, "must be one of " + ", ".join(SCALES))
+    if isinstance(seeds, Sequence):  # counted before anything is expanded or checked one by one
+        from .limits import check_grid
+
+        combos = 1
+        for values in params.values():
+            combos *= len(values) if isinstance(values, Sequence) and not isinstance(values, (str, bytes)) else 1
+        check_grid(chapter, len(table), len(names) * combos * len(seeds), scale)
     seeds = list(seeds)
     require(len(seeds) > 0 and all(isinstance(s, (int, np.integer)) and not isinstance(s, bool)
                                    and s >= 0 for s in seeds),
@@ -183,7 +190,8 @@ def chapter_grid(chapter: str, params: Mapping[str, Sequence[Any]] | None = None
                 hint = (f"; experiments that take it: {', '.join(takers)}" if takers else "")
                 raise config_error("parameter", typed.get(name, name),
                                    f"experiment {e} of {chapter} does not take it; "
-                                   f"it takes {', '.join(taken) if taken else 'no parameters'}{hint}")
+                                   f"it takes {', '.join(taken) if taken else 'no parameters'}{hint}"
+                                   + nearest_name(name, taken))
     combos = list(itertools.product(*params.values()))
     return [{"chapter": chapter, "experiment": e, "scale": scale, "seed": int(s),
              **dict(zip(params, combo))}

@@ -8,7 +8,7 @@
     infsched profile MODEL... [--batch-sizes 1,2,4,8,16,32] [--device auto|cpu|cuda] [--out FILE]
                                                     time zoo models on this machine
     infsched profile --list                         the zoo, and which models build here
-    infsched results build [CHAPTER ...] | status | verify [--budget CPU_S]
+    infsched results build [CHAPTER ...] [--seal] | status | verify [--budget CPU_S]
                                                     the paper-scale results store the book renders
     infsched sweep CHAPTER [-e EXPERIMENT ...] [-p name=v1,v2,... ...] [--scale S] [--seeds 0,1,2]
                    [--jobs N] [--dask ADDRESS] [--out FILE.csv|FILE.parquet]
@@ -25,6 +25,12 @@ long it will take and what the estimate rests on (:func:`infsched.limits.chapter
 while it runs, a progress line shows the time so far and each running sweep's points done,
 with the time left (:class:`RunProgress`). ``sweep`` says how long its points will take from
 the measured times of earlier points of the same kind in the cache, then shows a bar.
+
+Every request is bounded before it starts: ``run`` and ``sweep`` refuse one whose estimate
+exceeds the CPU budget, 24 CPU-hours unless ``--max-cpu-hours H`` or ``$INFSCHED_MAX_CPU_H`` says
+otherwise (:func:`infsched.limits.check_budget`); a sweep's seeds and grid are counted, not
+listed, for that check. ``sweep --out`` writes its table whole or not at all
+(:mod:`infsched.atomic`).
 
 ``sweep`` prints one line on stderr for each cache entry it repairs (a damaged entry is
 recomputed) and for each warning its points give, such as a run's long-run estimate
@@ -43,7 +49,7 @@ from .errors import ConfigError, InfeasibleError
 from .runner import (SCALES, ChapterFailed, ChapterInterrupted, list_chapters, refresh_nbval,
                      run_chapter)
 
-__all__ = ["main", "parse_param", "parse_values", "parse_seeds"]
+__all__ = ["count_seeds", "main", "parse_param", "parse_values", "parse_seeds"]
 
 
 class _UsageError(Exception):
@@ -64,6 +70,10 @@ def parse_param(text: str) -> tuple[str, Any]:
     try:
         value: Any = ast.literal_eval(raw.strip())
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        digits = raw.strip().lstrip("+-").replace("_", "")
+        if digits.isdigit() and digits.isascii():  # a number Python will not read (over 4,300 digits)
+            raise ConfigError(f"-p {name}=<a number of {len(digits):,} digits>: out of range; no "
+                              "parameter takes a number that large") from None
         value = raw
     return name, value
 
@@ -102,9 +112,21 @@ def parse_values(text: str) -> tuple[str, list[Any]]:
     return name, [parse_param(f"{name}={piece}")[1] for piece in pieces]
 
 
+def count_seeds(text: str) -> int:
+    """How many seeds ``--seeds text`` names, counted without listing them."""
+    return sum(r.stop - r.start for r in _seed_ranges(text))
+
+
 def parse_seeds(text: str) -> list[int]:
     """``"0,1,2"`` or ``"0-4"`` (inclusive) or a mix -> a list of non-negative integers."""
     seeds: list[int] = []
+    for r in _seed_ranges(text):
+        seeds += r
+    return seeds
+
+
+def _seed_ranges(text: str) -> list[range]:
+    out: list[range] = []
     for piece in text.split(","):
         lo, dash, hi = piece.strip().partition("-")
         try:
@@ -114,8 +136,8 @@ def parse_seeds(text: str) -> list[int]:
                               "commas, or a range such as 0-4") from None
         if last < first:
             raise ConfigError(f"--seeds {text!r}: the range {piece.strip()} is empty")
-        seeds += range(first, last + 1)
-    return seeds
+        out.append(range(first, last + 1))
+    return out
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
@@ -126,6 +148,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
     from .chapters import sweep_chapter
 
+    _set_budget(args.max_cpu_hours)
     if args.jobs is not None and not (args.jobs >= 1 or args.jobs == -1):
         raise ConfigError(f"--jobs {args.jobs}: must be a positive integer, or -1 for all cores")
     params: dict[str, list[Any]] = {}
@@ -145,6 +168,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         if not out.parent.is_dir():
             raise ConfigError(f"--out {args.out!r}: folder {str(out.parent)!r} does not exist")
     scale = args.scale or os.environ.get("INFSCHED_SCALE", "default")
+    n_points = _budget_grid(args.chapter, params, args.experiment, scale, count_seeds(args.seeds))
+    if not args.no_progress and n_points >= 100_000:  # listing and checking them takes a while
+        print(f"infsched: {n_points:,} points within the budget; listing and checking them before "
+              "the first starts", file=sys.stderr, flush=True)
     if not args.no_progress:
         _sweep_context(args.chapter, params, args.experiment, scale, parse_seeds(args.seeds))
     with warnings.catch_warnings():
@@ -157,10 +184,15 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     table = df if len(failed) else df.drop(columns="error")
     if out is None:
         table.to_csv(sys.stdout, index=False)
-    elif out.suffix.lower() == ".csv":
-        table.to_csv(out, index=False)
-    else:
-        table.to_parquet(out, index=False)
+    else:  # whole or not at all: never a partial table where the reader expects one
+        from .atomic import atomic_write
+
+        note = ("no file written; the computed points are in the cache, so a rerun writes the "
+                "table at once" if not args.no_cache else "no file written")
+        if out.suffix.lower() == ".csv":
+            atomic_write(out, table.to_csv(index=False), note=note)
+        else:
+            atomic_write(out, writer=lambda tmp: table.to_parquet(tmp, index=False), note=note)
     for _, row in failed.iterrows():
         where = ", ".join(f"{k}={row[k]}" for k in ("experiment", "seed", *params))
         print(f"infsched: {where}: failed: {row['error']}", file=sys.stderr)
@@ -168,6 +200,38 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         print(f"wrote {out}: {len(table)} row(s)" + (f"; {len(failed)} point(s) failed (rerun to retry "
               "them" + ("" if args.no_cache else "; the others are cached") + ")" if len(failed) else ""))
     return 1 if len(failed) else 0
+
+
+def _budget_grid(chapter: str, params: dict[str, list[Any]], experiments: list[str] | None,
+                 scale: str, n_seeds: int) -> int:
+    """Count the sweep's points (experiments x combinations x seeds) before any is listed, and
+    refuse a sweep whose estimate exceeds the CPU budget (:func:`infsched.limits.check_grid`);
+    returns how many."""
+    import math
+
+    from .chapters import chapter_experiments
+    from .limits import check_grid
+
+    table = chapter_experiments(chapter)
+    runs = len(experiments) if experiments else len(table)
+    n_points = runs * math.prod(len(v) for v in params.values()) * n_seeds
+    check_grid(chapter, len(table), n_points, scale)
+    return n_points
+
+
+def _set_budget(hours: float | None) -> None:
+    """``--max-cpu-hours H``: the CPU budget of this command and of what it starts (the kernel,
+    the sweep's workers), through ``$INFSCHED_MAX_CPU_H``."""
+    import math
+    import os
+
+    from .limits import MAX_CPU_H_ENV
+
+    if hours is None:
+        return
+    if not (hours > 0) or math.isnan(hours):
+        raise ConfigError(f"--max-cpu-hours {hours!r}: must be a positive number of CPU-hours (or inf)")
+    os.environ[MAX_CPU_H_ENV] = repr(hours)
 
 
 def _warnings_as_lines() -> None:
@@ -340,6 +404,7 @@ class RunProgress:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    _set_budget(args.max_cpu_hours)
     params = dict(parse_param(p) for p in args.param or [])
     show = RunProgress(args.chapter)
 
@@ -351,6 +416,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         est = chapter_estimate(args.chapter, checked, scale,
                                procs if isinstance(procs, int) else env_processes())
         show.estimate = est
+        if est is not None and est[1] != float("inf"):
+            from .limits import check_budget
+
+            # the upper end: one core's CPU seconds (the measurement's, grown with a size parameter)
+            check_budget(f"infsched run {args.chapter}", est[1], est[2])
         if args.out is not None:
             _check_out_dir(args.out)
         if est is not None:
@@ -414,10 +484,18 @@ def _cmd_profile(args: argparse.Namespace) -> int:
 def _cmd_results(args: argparse.Namespace) -> int:
     from . import results, store
 
+    if args.seal and args.action != "build":
+        raise _UsageError("--seal: only with `results build`")
     if args.action == "build":
         names = args.chapters or results.stored_chapters()
         for name in names:  # every name checked before the first build starts
             results.require_storable(name)
+        if args.seal:  # no chapter runs: the stored lines' digests go into the manifests
+            for name in names:
+                m = store.seal(name)
+                print(f"{name}: sealed {sum(map(len, m['digests'].values())):,} stored points "
+                      "(their content digests are in the manifest)")
+            return 0
         for name in names:
             print(f"infsched: results build {name}: running the chapter at paper scale; stored "
                   "points are reused, finished points are cached (Ctrl-C stops, a rerun resumes)",
@@ -428,18 +506,28 @@ def _cmd_results(args: argparse.Namespace) -> int:
                   f"{m['build_wall_s'] / 60:.1f} min wall, {m['build_cpu_s']:.0f} CPU s")
         return 0
     if args.action == "status":
-        rows = []
+        rows, damaged = [], 0
         for name in list_chapters():
             st = store.status(name)
             if st is None:
                 rows.append(f"{name:<12} (no paper-scale build stored)")
                 continue
-            state = "current" if st["current"] else "STALE: " + ("; ".join(st["stale"]) or
-                                                                 f"{st['absent']} points missing")
+            if st["damaged"] and all("(not sealed)" in d for d in st["damaged"]):
+                damaged += 1
+                state = f"NOT SEALED: seal with `infsched results build --seal {name}`"
+            elif st["damaged"]:
+                damaged += 1
+                state = f"DAMAGED: {len(st['damaged'])} problem(s), rebuild with " \
+                        f"`infsched results build {name}`"
+            elif st["current"]:
+                state = "current"
+            else:
+                state = "STALE: " + ("; ".join(st["stale"]) or f"{st['absent']} points missing")
             rows.append(f"{name:<12} {st['n_points']:>6,} points  {st['points_cpu_s'] / 3600:6.2f} "
                         f"CPU-h  built {st['built'][:10]} at {st['commit'][:12]}  {state}")
+            rows += [f"    {line}" for line in st["damaged"]]
         print("\n".join(rows))
-        return 0
+        return 1 if damaged else 0
     # verify
     sample = store.sample_entries(args.budget, seed=args.seed)
     bad = 0
@@ -467,6 +555,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", help="output folder (default _build/runs/<chapter>-<hash>)")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress line (the time so far and each running sweep's points)")
+    p.add_argument("--max-cpu-hours", type=float, default=None, metavar="H",
+                   help="refuse, before any work, a request estimated to take more CPU-hours "
+                        "(default $INFSCHED_MAX_CPU_H or 24)")
     p.set_defaults(func=_cmd_run)
     p = sub.add_parser("refresh-nbval", help="re-store nbval reference notebooks (smoke scale)")
     p.add_argument("chapters", nargs="*")
@@ -508,6 +599,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="FILE", help="FILE.csv or FILE.parquet (default: CSV on stdout)")
     p.add_argument("--no-cache", action="store_true", help="recompute every point; cache nothing")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--max-cpu-hours", type=float, default=None, metavar="H",
+                   help="refuse, before any work, a request estimated to take more CPU-hours "
+                        "(default $INFSCHED_MAX_CPU_H or 24)")
     p.set_defaults(func=_cmd_sweep)
     p = sub.add_parser("results", help="the results store the book renders: build, status, verify")
     p.add_argument("action", choices=("build", "status", "verify"),
@@ -520,6 +614,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="verify: recorded CPU seconds of the sample (default 120)")
     p.add_argument("--seed", type=int, default=0, help="verify: the sample's seed (default 0)")
     p.add_argument("--no-progress", action="store_true", help="build: no progress line")
+    p.add_argument("--seal", action="store_true",
+                   help="build: run nothing; record the content digests of the points the "
+                        "chapters' manifests list, as stored now (all present and current)")
     p.set_defaults(func=_cmd_results)
     return ap
 
@@ -528,7 +625,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``infsched`` console script; returns the exit status."""
     _sigterm_interrupts()
     try:
-        args = _parser().parse_args(argv)
+        args, extra = _parser().parse_known_args(argv)
+        if extra and getattr(args, "command", None) == "results" and \
+                not any(x.startswith("-") for x in extra):
+            args.chapters += extra  # `results build --seal tad`: chapters after an option
+        elif extra:
+            raise _UsageError(f"unrecognized arguments: {' '.join(extra)}")
         if getattr(args, "scale", None) is not None and args.scale not in SCALES:
             raise ConfigError(f"scale = {args.scale!r}: must be one of " + ", ".join(SCALES))
         if args.command in ("run", "sweep", "refresh-nbval", "results"):

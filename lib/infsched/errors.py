@@ -52,13 +52,40 @@ def one_of(name: str, value: Any, allowed: "list[Any] | tuple[Any, ...]") -> Any
     return value
 
 
+#: letters of other scripts drawn like a Latin one (Unicode's confusables, the ones a keyboard
+#: layout or a copied text brings into a parameter name), mapped to it
+_LOOK_ALIKE = str.maketrans("аеорсухіјѕԁһԛԝАВЕКМНОРСТХІЈЅαβεικνορτυχΑΒΕΗΙΚΜΝΟΡΤΥΧ",
+                            "aeopcyxijsdhqwABEKMHOPCTXIJSabeikvoptuxABEHIKMNOPTYX")
+
+
+def nearest_name(name: str, allowed: Iterable[str]) -> str:
+    """A hint for an unknown parameter name: ``"; did you mean 'seed'?"`` when one allowed name is
+    close, and, where the name holds a letter outside ASCII, which letters (a look-alike such as
+    Cyrillic 'е' reads as 'e' but is another name); empty when there is nothing to say."""
+    import difflib
+    import unicodedata
+
+    names = list(allowed)
+    foreign = [c for c in dict.fromkeys(name) if ord(c) > 127]
+    latin = name.translate(_LOOK_ALIKE)
+    latin = unicodedata.normalize("NFKD", latin).encode("ascii", "ignore").decode() or latin
+    best = [latin] if latin in names else difflib.get_close_matches(latin, names, n=1, cutoff=0.75)
+    out = ""
+    if foreign:
+        out += ("; it holds the non-ASCII letter" + ("s " if len(foreign) > 1 else " ")
+                + ", ".join(f"{c!r} (U+{ord(c):04X} {unicodedata.name(c, '?')})" for c in foreign))
+    if best and best[0] != name:
+        out += f"; did you mean {best[0]!r}?"
+    return out
+
+
 def unknown_keyword(name: str, where: str, takes: Iterable[str]) -> ConfigError:
     """The ConfigError for a keyword ``name`` that ``where`` (``"experiment fig7 of shepherd"``)
     does not take, listing the keywords it does: the message of the sweep's own name check
     (:func:`infsched.chapters.chapter_grid`)."""
     names = list(takes)
     return config_error("parameter", name, f"{where} does not take it; it takes "
-                        + (", ".join(names) if names else "no parameters"))
+                        + (", ".join(names) if names else "no parameters") + nearest_name(name, names))
 
 
 def check_keywords(fn: F, where: str) -> F:

@@ -9,8 +9,12 @@ limit, v2 ``memory.max`` or v1 ``memory.limit_in_bytes``), or ``$INFSCHED_MEMORY
 or a number with a K, M, G or T suffix), which overrides both. The estimates are the sizes of the arrays
 the computation allocates, from its parameters; they are lower bounds, so a refused run would
 certainly not have fit. ``warn_long(what, seconds)`` warns, with the estimate, when a run is
-expected to take more than an hour; the simulators call it with lower bounds from the rates
-measured here (TAD, Shepherd, KV-cache, KAIROS).
+expected to take more than an hour, and refuses it (``check_budget``) when more than the CPU
+budget, 24 CPU-hours unless ``$INFSCHED_MAX_CPU_H`` (``--max-cpu-hours``) says otherwise; the
+simulators call it with lower bounds from the rates measured here (TAD, Shepherd, KV-cache,
+KAIROS). ``check_grid`` bounds a sweep the same way from its counted points, before listing them.
+The memory limit of a cgroup is read from the process's own cgroup and each above it
+(``/proc/self/cgroup``), not only the root's.
 
 ``chapter_estimate(chapter, params, scale, processes)`` says how long ``infsched run`` will take
 and what that rests on: the README's measured CPU seconds per chapter at ``default`` scale
@@ -29,7 +33,7 @@ from typing import Any
 
 from .errors import ConfigError, config_error
 
-__all__ = ["chapter_estimate", "check_memory", "effective_limit", "fmt_bytes", "fmt_duration",
+__all__ = ["chapter_estimate", "check_budget", "check_grid", "check_memory", "cpu_budget", "effective_limit", "fmt_bytes", "fmt_duration",
            "memory_limit", "physical_memory", "warn_long"]
 
 _UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
@@ -49,10 +53,44 @@ CGROUP_MEMORY_FILES = (Path("/sys/fs/cgroup/memory.max"),
                        Path("/sys/fs/cgroup/memory/memory.limit_in_bytes"))
 
 
+#: where this process's cgroup is named, and where the cgroup filesystem is mounted
+CGROUP_PROC, CGROUP_ROOT = Path("/proc/self/cgroup"), Path("/sys/fs/cgroup")
+
+
+def cgroup_memory_files(proc: Path | None = None, root: Path | None = None) -> list[Path]:
+    """The cgroup files whose memory limit applies to this process: those of its own cgroup (as
+    ``/proc/self/cgroup`` names it, v2 ``0::/path`` or v1 ``N:memory:/path``) and of each cgroup
+    above it, whose limits hold for everything below them, then the root's
+    (:data:`CGROUP_MEMORY_FILES`). A container usually sees its own cgroup as the root; a systemd
+    service or a batch job's step sees its limit only in its own cgroup's folder."""
+    proc, root = proc or CGROUP_PROC, root or CGROUP_ROOT
+    out: list[Path] = []
+    try:
+        lines = proc.read_text().splitlines()
+    except (OSError, UnicodeDecodeError):
+        lines = []
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3 or not parts[2].startswith("/"):
+            continue
+        hid, controllers, rel = parts
+        if hid == "0" and controllers == "":
+            base, leaf = root, "memory.max"
+        elif "memory" in controllers.split(","):
+            base, leaf = root / "memory", "memory.limit_in_bytes"
+        else:
+            continue
+        folder = Path(rel)
+        while folder != folder.parent:
+            out.append(base / folder.relative_to("/") / leaf)
+            folder = folder.parent
+    return list(dict.fromkeys(out + [Path(p) for p in CGROUP_MEMORY_FILES]))
+
+
 def effective_limit() -> tuple[int, str] | None:
     """The smallest memory limit this process runs under, and where it comes from: its
     address-space limit (``RLIMIT_AS``, ``resource.getrlimit``) or its cgroup's
-    (:data:`CGROUP_MEMORY_FILES`); None where none is set below the machine's physical memory
+    (:func:`cgroup_memory_files`); None where none is set below the machine's physical memory
     (cgroup v1 writes a number near 2^63 for "no limit") or the platform gives none."""
     found: list[tuple[int, str]] = []
     try:
@@ -63,7 +101,7 @@ def effective_limit() -> tuple[int, str] | None:
             found.append((int(soft), "this process's address-space limit, RLIMIT_AS"))
     except (ImportError, AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
         pass
-    for path in CGROUP_MEMORY_FILES:
+    for path in cgroup_memory_files():
         value = _cgroup_limit(Path(path))
         if value is not None:
             found.append((value, f"this container's cgroup memory limit, {path}"))
@@ -129,17 +167,55 @@ def check_memory(name: str, value: Any, need: float, what: str) -> None:
                           f"{name}")
 
 
+#: environment: the most CPU-hours one request may be estimated to take (``--max-cpu-hours``)
+MAX_CPU_H_ENV = "INFSCHED_MAX_CPU_H"
+#: the default budget: a day of one core, twenty-four times the one-hour warning below and about
+#: nine times the 2.6 CPU-hours the whole results store cost to compute (README), so that nothing the book
+#: does comes near it and a mistyped size (n_jobs = 10**13: 11.6 days) is refused
+DEFAULT_MAX_CPU_H = 24.0
+
+
+def cpu_budget() -> tuple[float, str]:
+    """The CPU-seconds budget of one request and where it comes from: ``$INFSCHED_MAX_CPU_H``
+    (hours; ``inf`` for none) if set, else :data:`DEFAULT_MAX_CPU_H`."""
+    raw = os.environ.get(MAX_CPU_H_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_CPU_H * 3600.0, f"the default {DEFAULT_MAX_CPU_H:g} CPU-hours"
+    try:
+        hours = float(raw)
+    except ValueError:
+        hours = float("nan")
+    if not hours > 0:
+        raise config_error(MAX_CPU_H_ENV, raw, "must be a positive number of CPU-hours (or inf)")
+    return hours * 3600.0, f"{MAX_CPU_H_ENV} = {raw}"
+
+
+def fmt_long(seconds: float) -> str:
+    """``seconds`` in hours, days or years, three significant digits."""
+    if seconds < 86400 * 2:
+        return f"{seconds / 3600:.3g} hours"
+    if seconds < 86400 * 730:
+        return f"{seconds / 86400:.3g} days"
+    return f"{seconds / (86400 * 365):.3g} years"
+
+
+def check_budget(what: str, cpu_seconds: float, basis: str = "an estimate") -> None:
+    """Raise ConfigError, before any work, when ``what`` is estimated to take more than the
+    CPU budget (:func:`cpu_budget`): the estimate, what it rests on, and how to raise the budget."""
+    budget, source = cpu_budget()
+    if cpu_seconds > budget:
+        raise ConfigError(f"{what} would take about {fmt_long(cpu_seconds)} of CPU ({basis}), more "
+                          f"than the budget of {budget / 3600:.3g} CPU-hours ({source}); ask for "
+                          f"less, or raise the budget with --max-cpu-hours H or {MAX_CPU_H_ENV}=H")
+
+
 def warn_long(what: str, seconds: float, *, threshold: float = 3600.0) -> None:
-    """Warn (RuntimeWarning) when ``what`` is expected to take more than ``threshold`` seconds."""
+    """Warn (RuntimeWarning) when ``what`` is expected to take more than ``threshold`` seconds;
+    refuse it (ConfigError, :func:`check_budget`) when more than the CPU budget."""
+    check_budget(what, seconds, "an estimate, on one core")
     if seconds > threshold:
-        if seconds < 86400 * 2:
-            took = f"{seconds / 3600:.3g} hours"
-        elif seconds < 86400 * 730:
-            took = f"{seconds / 86400:.3g} days"
-        else:
-            took = f"{seconds / (86400 * 365):.3g} years"
-        warnings.warn(f"{what} will take about {took} on one core (an estimate)", RuntimeWarning,
-                      stacklevel=3)
+        warnings.warn(f"{what} will take about {fmt_long(seconds)} on one core (an estimate)",
+                      RuntimeWarning, stacklevel=3)
 
 
 # ------------------------------------------------------------------ how long a chapter takes
@@ -284,3 +360,37 @@ def chapter_estimate(chapter: str, params: dict[str, Any], scale: str | None,
                     f"{st['built'][:10]}): points whose parameters match are read from it, not "
                     "computed, so with the default parameters the run takes minutes")
     return lo, hi, msg
+
+
+#: CPU seconds the sweep machinery spends on one point that computes nothing (key, cache look-up,
+#: pickle written), measured on the 2-core machine (2026-11-28, loaded): the least a point of any
+#: scale costs, the estimate where nothing was measured (``smoke`` scale)
+SWEEP_POINT_CPU_S = 0.0018
+
+
+def check_grid(chapter: str, n_experiments: int, n_points: int, scale: str) -> None:
+    """Refuse (ConfigError, :func:`check_budget`), before the grid is expanded, a sweep of
+    ``n_points`` points of ``chapter`` whose estimate exceeds the CPU budget: at ``default`` or
+    ``paper`` scale each point costs its chapter's measured CPU seconds at that scale shared
+    among its ``n_experiments`` experiments; elsewhere, at least the sweep's own cost of a point
+    (:data:`SWEEP_POINT_CPU_S`)."""
+    if scale == "default" and chapter in DEFAULT_CPU_S:
+        each = DEFAULT_CPU_S[chapter] / max(1, n_experiments)
+        basis = (f"{each:.3g} CPU s a point: {chapter}'s {DEFAULT_CPU_S[chapter]:.0f} CPU s at "
+                 f"default scale ({MEASURED_ON}, README) over its {n_experiments} experiments")
+    elif scale == "paper" and chapter in PAPER_S:
+        each = PAPER_S[chapter][1] / max(1, n_experiments)
+        basis = (f"{each:.3g} CPU s a point: {chapter}'s {PAPER_S[chapter][1]:,.0f} CPU s at paper "
+                 f"scale ({REGENERATED_ON}, README) over its {n_experiments} experiments")
+    else:
+        each = SWEEP_POINT_CPU_S
+        basis = f"at least {each * 1000:.2g} ms of CPU a point, the sweep's own work"
+    check_budget(f"a sweep of {n_points:,} points", n_points * each, basis)
+    check_memory("points", n_points, n_points * GRID_POINT_BYTES, "the sweep's list of points")
+
+
+#: bytes one point of a chapter's sweep grid takes before it runs (its dict of chapter,
+#: experiment, scale, seed and one parameter, measured by tracemalloc: 224 B), a lower bound on
+#: what listing the grid needs
+GRID_POINT_BYTES = 224
+

@@ -38,7 +38,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from .book import (CHECK_MARKER, SCALES, ChapterInfo, DefaultExpr, _get_chapter, book_dir,
                    is_checked, list_chapters, nbval_dir, read_chapter)
-from .errors import ConfigError, config_error, require
+from .errors import ConfigError, config_error, nearest_name, require
 from .interrupts import ChapterInterrupted, stop_on_signal
 
 __all__ = [
@@ -104,14 +104,24 @@ def _extract_pngs(nb: Any, folder: Path, stem: str) -> list[Path]:
     return paths
 
 
-def _kernel_config() -> Any:
+def _kernel_config(runtime: Path | None = None) -> Any:
     """The kernel talks to papermill over IPC sockets, not TCP: a TCP kernel warns on stderr
     that it is unencrypted, and a chapter that runs another (the profiling chapter) would show
-    that warning in its own output."""
+    that warning in its own output.
+
+    ``runtime``: this run's own folder for the kernel's connection file and IPC sockets. Left to
+    jupyter_client, the sockets are ``kernel-ipc-1``, ``-2``, ... relative to the working folder,
+    each number taken when no file of that name exists yet: two runs starting together take the
+    same ones, and one kernel answers the other's client (``Invalid Signature``, ``Kernel didn't
+    respond``). In a folder of its own each run's names are its own."""
     from traitlets.config import Config
 
     c = Config()
     c.KernelManager.transport = "ipc"
+    if runtime is not None:
+        runtime.mkdir(parents=True, exist_ok=True)
+        c.KernelManager.connection_file = str(runtime / "kernel.json")
+        c.KernelManager.ip = str(runtime / "kernel-ipc")
     return c
 
 
@@ -151,7 +161,7 @@ def run_chapter(
     for k in params:
         if k not in info.parameters:
             raise config_error("parameter", k, f"chapter {name!r} has parameters "
-                               + (", ".join(allowed) or "(none)"))
+                               + (", ".join(allowed) or "(none)") + nearest_name(k, allowed))
     if scale is not None:
         require(scale in SCALES, "scale", scale, "must be one of " + ", ".join(SCALES))
     if "scale" in params:
@@ -167,6 +177,14 @@ def run_chapter(
 
     check_environment()
     params = check_chapter_parameters(name, params, info.parameters)
+    from .cache import default_cache_dir
+    from .sweep import _check_cache_folder
+
+    _check_cache_folder(default_cache_dir(), None)  # the chapter's sweeps write there: checked now
+    if (scale or os.environ.get("INFSCHED_SCALE", "").strip() or "paper") == "paper":
+        from . import store
+
+        store.check_intact(name)  # a chapter served from a damaged store: refused before a kernel
     if on_start is not None:
         on_start(params, scale)
 
@@ -269,7 +287,9 @@ def _execute(info: ChapterInfo, params: dict[str, Any], kernel: str, timeout: fl
     with tempfile.TemporaryDirectory(prefix="infsched-run-") as tmp:
         src = Path(tmp) / f"{name}.ipynb"
         nbformat.write(jupytext.read(info.path), src)
-        env = {"INFSCHED_FIGURES": str(figures), "INFSCHED_RUN_DIR": str(out)}
+        runtime = Path(tmp) / "runtime"  # this run's kernel files (_kernel_config)
+        env = {"INFSCHED_FIGURES": str(figures), "INFSCHED_RUN_DIR": str(out),
+               "JUPYTER_RUNTIME_DIR": str(runtime)}
         if scale is not None:
             env["INFSCHED_SCALE"] = scale
         state = Path(tmp) / "progress.json"
@@ -280,7 +300,7 @@ def _execute(info: ChapterInfo, params: dict[str, Any], kernel: str, timeout: fl
                 pm.execute_notebook(
                     str(src), str(out_nb), parameters=params, kernel_name=kernel,
                     cwd=str(info.path.parent), progress_bar=False, log_output=False,
-                    execution_timeout=timeout, config=_kernel_config(),
+                    execution_timeout=timeout, config=_kernel_config(runtime),
                     kernel_manager_class=_logged_kernel_manager(out / "kernel.log"),
                 )
             except pm.PapermillExecutionError as exc:

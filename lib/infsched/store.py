@@ -48,7 +48,7 @@ import math
 import os
 import platform
 import random
-import tempfile
+import re
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,7 +60,7 @@ import pandas as pd
 from .cache import _jsonable  # the sweep cache's key encoding: one parameter, one text
 from .errors import ConfigError, require
 
-__all__ = ["Entry", "book_scale", "commit_records", "decode", "encode", "load_manifest", "lookup",
+__all__ = ["Entry", "book_scale", "check_intact", "commit_records", "integrity", "line_digest", "seal", "decode", "encode", "load_manifest", "lookup",
            "page_note", "results_version", "sample_entries", "store_dir",
            "version_of"]
 
@@ -401,6 +401,9 @@ class Entry:
     params: dict[str, Any]
     value: Any
     provenance: dict[str, Any] = field(default_factory=dict)
+    #: the stored line this entry was read from (without its newline): rewritten as it was, so
+    #: that a rebuild of one chapter leaves another chapter's points, and their digests, untouched
+    line: str | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> str:
         # not sort_keys: a dict's key order is part of the value (a table's column order)
@@ -413,7 +416,7 @@ class Entry:
     def from_json(cls, line: str) -> "Entry":
         d = json.loads(line)
         return cls(d["key"], d["fn"], int(d["results_version"]), decode(_unpack(d["params"])),
-                   decode(_unpack(d["value"])), d.get("provenance") or {})
+                   decode(_unpack(d["value"])), d.get("provenance") or {}, line.rstrip("\n"))
 
 
 def _pack(obj: Any) -> Any:
@@ -437,8 +440,10 @@ def _points_dir(root: Path | None = None) -> Path:
     return (root or store_dir()) / "points"
 
 
-def read_points(name: str, root: Path | None = None) -> dict[str, Entry]:
-    """Every stored point of the function ``name``, by key."""
+def read_points(name: str, root: Path | None = None, *, skip_damaged: bool = False) -> dict[str, Entry]:
+    """Every stored point of the function ``name``, by key. A line that does not load raises
+    ConfigError naming the file and line, or with ``skip_damaged`` (a rebuild, which replaces
+    it) is left out."""
     out: dict[str, Entry] = {}
     for path in _files(name, root):
         with open(path, encoding="utf-8") as f:
@@ -447,7 +452,9 @@ def read_points(name: str, root: Path | None = None) -> dict[str, Entry]:
                     continue
                 try:
                     e = Entry.from_json(line)
-                except (ValueError, KeyError, TypeError) as exc:
+                except (ValueError, KeyError, TypeError, zlib.error) as exc:
+                    if skip_damaged:
+                        continue
                     raise ConfigError(f"results store: {path}, line {n}: not a stored point ({exc}); "
                                       "rebuild it with `infsched results build`") from None
                 out[e.key] = e
@@ -466,18 +473,118 @@ def _stored_names(root: Path | None = None) -> list[str]:
     return sorted({p.name[:-len(".jsonl")].split("@")[0] for p in _points_dir(root).glob("*.jsonl")})
 
 
+@dataclass
+class _Scan:
+    """A function's points files read as raw lines: each loadable-looking line by key (with its
+    file and line number), and the lines that are not stored points at all (cut or garbled)."""
+
+    lines: dict[str, str]
+    where: dict[str, tuple[Path, int]]
+    bad: list[str]
+
+
+#: a stored line starts with its key, 24 hex digits (Entry.to_json writes "key" first)
+_KEY_HEAD = re.compile(r'\{"key":"([0-9a-f]{24})","fn":"')
+_SCANS: dict[tuple[str, str], tuple[tuple[Any, ...], _Scan]] = {}
+
+
+def line_digest(line: str) -> str:
+    """The content digest of one stored line (without its newline): sha256, 16 hex digits. The
+    chapter's manifest keeps it for every point the chapter reads (written by ``infsched results
+    build``); any change to the line, a digit or a cut, changes it."""
+    return hashlib.sha256(line.rstrip("\n").encode("utf-8")).hexdigest()[:16]
+
+
+def _scan(name: str, root: Path | None = None) -> _Scan:
+    """The function's points files as raw lines (:class:`_Scan`), re-read only when a file
+    changed. Nothing is decoded: a line is a point's when it starts with a key and ends a JSON
+    object; its content is vouched for by its digest (:func:`integrity`)."""
+    files = _files(name, root)
+    stamp = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
+    cache_key = (str(root or store_dir()), name)
+    hit = _SCANS.get(cache_key)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    scan = _Scan({}, {}, [])
+    for path in files:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for n, line in enumerate(f, 1):
+                text = line.rstrip("\n")
+                if not text.strip():
+                    continue
+                m = _KEY_HEAD.match(text)
+                if m is None or not text.endswith("}"):
+                    scan.bad.append(f"{path.name}, line {n}: {name}: not a stored point (a cut or "
+                                    f"garbled line{', key ' + m.group(1) if m else ''})")
+                    continue
+                scan.lines[m.group(1)] = text
+                scan.where[m.group(1)] = (path, n)
+    _SCANS[cache_key] = (stamp, scan)
+    return scan
+
+
 def _index(name: str, root: Path | None = None) -> dict[str, str]:
     """The function's stored points as raw JSON lines by key (decoded only when served: a
     sweep that misses its cache looks here first, and most of what is stored is never read by
     it). Each line starts with its key (:meth:`Entry.to_json`)."""
-    out: dict[str, str] = {}
-    prefix = '{"key":"'
-    for path in _files(name, root):
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                if line.startswith(prefix):
-                    out[line[len(prefix):line.index('"', len(prefix))]] = line
+    return _scan(name, root).lines
+
+
+def integrity(chapter: str, root: Path | None = None,
+              m: Mapping[str, Any] | None = None) -> list[str]:
+    """Each damaged or altered point the chapter reads, one line each (empty: intact): a line of
+    its functions' files that is not a stored point (cut, garbled), a stored point whose content
+    digest differs from the one its manifest recorded (file, line, function, key), and a
+    manifest without digests (not sealed). Milliseconds for the whole store: it hashes lines and
+    decodes none."""
+    m = load_manifest(chapter, root) if m is None else m
+    if m is None:
+        return []
+    digests = m.get("digests")
+    out: list[str] = []
+    if not isinstance(digests, Mapping):
+        out.append(f"{chapter}: the manifest holds no content digests (not sealed); seal it with "
+                   f"`infsched results build --seal {chapter}`")
+        digests = {}
+    for name, keys in m.get("points", {}).items():
+        scan = _scan(name, root)
+        out += scan.bad
+        want = digests.get(name, {}) if isinstance(digests.get(name, {}), Mapping) else {}
+        for k in keys:
+            line = scan.lines.get(k)
+            if line is None or not want:
+                continue
+            if want.get(k) != line_digest(line):
+                path, n = scan.where[k]
+                out.append(f"{path.name}, line {n}: {name}, key {k}: altered (its content digest "
+                           "is not the one the build recorded)")
     return out
+
+
+def _seals(root: Path | None = None) -> dict[str, dict[str, list[tuple[str, str]]]]:
+    """Every manifest's digests: function -> key -> [(chapter, digest)]."""
+    root = root or store_dir()
+    out: dict[str, dict[str, list[tuple[str, str]]]] = {}
+    for path in sorted(root.glob("*.json")):
+        try:
+            m = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            continue
+        for name, by_key in (m.get("digests") or {}).items():
+            for k, d in by_key.items():
+                out.setdefault(name, {}).setdefault(k, []).append((path.stem, d))
+    return out
+
+
+_SEALS: dict[str, tuple[tuple[Any, ...], dict[str, dict[str, list[tuple[str, str]]]]]] = {}
+
+
+def _seals_cached(root: Path) -> dict[str, dict[str, list[tuple[str, str]]]]:
+    stamp = tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(root.glob("*.json")))
+    hit = _SEALS.get(str(root))
+    if hit is None or hit[0] != stamp:
+        hit = _SEALS[str(root)] = (stamp, _seals(root))
+    return hit[1]
 
 
 def write_points(name: str, entries: Mapping[str, Entry], root: Path | None = None) -> None:
@@ -491,7 +598,7 @@ def write_points(name: str, entries: Mapping[str, Entry], root: Path | None = No
             p.unlink(missing_ok=True)
         return
     folder.mkdir(parents=True, exist_ok=True)
-    lines = {k: entries[k].to_json() + "\n" for k in sorted(entries)}
+    lines = {k: (entries[k].line or entries[k].to_json()) + "\n" for k in sorted(entries)}
     if sum(map(len, lines.values())) <= SHARD_ABOVE:
         parts = {folder / f"{name}.jsonl": list(lines)}
     else:
@@ -505,15 +612,10 @@ def write_points(name: str, entries: Mapping[str, Entry], root: Path | None = No
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp's 0o600 would follow the file into a checkout
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    from .atomic import atomic_write
+
+    atomic_write(path, text, note="the store's files are as they were; the points computed are "
+                 "in the sweep cache, and a rerun of `infsched results build` stores them")
 
 
 # --------------------------------------------------------------------------- serving
@@ -540,22 +642,53 @@ def lookup(fn: Callable[..., Any], point: Mapping[str, Any], version: str = "") 
     if rv is None or not enabled():
         return None
     name = fn_name(fn)
-    root = str(store_dir())
-    lines = _LOADED.get((root, name))
-    if lines is None:
-        lines = _LOADED[(root, name)] = _index(name)
-    line = lines.get(store_key(name, point, rv))
+    root = store_dir()
+    scan = _scan(name, root)
+    building = recording() is not None
+    key = store_key(name, point, rv)
+    line = scan.lines.get(key)
     if line is None:
+        if scan.bad and not building:  # the point asked for may be the damaged line
+            raise ConfigError(f"results store: {scan.bad[0]}"
+                              f"{f' (and {len(scan.bad) - 1} more)' if len(scan.bad) > 1 else ''}; "
+                              f"rebuild with `infsched results build {_chapters_of(name, root)}`")
         return None
+    seals = _seals_cached(root).get(name, {}).get(key, [])
+    digest = line_digest(line)
+    wrong = [c for c, d in seals if d != digest]
+    if wrong or (not seals and not building):
+        if building and wrong:  # a rebuild replaces an altered point: computed, not served
+            return None
+        path, n = scan.where[key]
+        why = ("altered: its content digest is not the one `infsched results build` recorded in "
+               f"{', '.join(c + '.json' for c in wrong)}" if wrong else
+               "not sealed: no chapter's manifest records its content digest")
+        chapters = " ".join(wrong) or _chapters_of(name, root)
+        raise ConfigError(f"results store: {path.name}, line {n}: {name}, key {key}: {why}; "
+                          f"refusing to serve it; rebuild with `infsched results build {chapters}`"
+                          + ("" if wrong else f" (or seal: `infsched results build --seal {chapters}`)"))
     try:
         e = Entry.from_json(line)
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, zlib.error) as exc:
         raise ConfigError(f"results store: {name}: a stored point does not load ({exc}); "
                           "rebuild it with `infsched results build`") from None
     prov = dict(e.provenance)
     prov["same_code"] = bool(version) and prov.get("code_version") == version
     _SERVED[(name, e.key)] = prov
     return e.value
+
+
+def _chapters_of(name: str, root: Path | None = None) -> str:
+    """The chapters whose manifests list the function ``name`` (for the rebuild command)."""
+    root = root or store_dir()
+    out = []
+    for path in sorted(root.glob("*.json")):
+        try:
+            if name in json.loads(path.read_text(encoding="utf-8")).get("points", {}):
+                out.append(path.stem)
+        except ValueError:
+            continue
+    return " ".join(out) or "CHAPTER"
 
 
 def strict() -> bool:
@@ -585,6 +718,8 @@ def book_scale(chapter: str) -> str:
         scale = env
     else:
         st = status(chapter)
+        if st is not None and st["damaged"] and enabled():
+            check_intact(chapter)  # refuse, naming the damaged points, rather than quietly fall back
         scale = "paper" if st is not None and st["current"] and enabled() else "default"
     _BOOK.clear()
     _BOOK.update(chapter=chapter, scale=scale)
@@ -628,9 +763,26 @@ def status(chapter: str, root: Path | None = None) -> dict[str, Any] | None:
             continue
         stored = _index(name, root)
         absent += sum(1 for k in keys if k not in stored)
-    return {**{k: v for k, v in m.items() if k != "points"},
+    damaged = integrity(chapter, root, m)
+    return {**{k: v for k, v in m.items() if k not in ("points", "digests")},
             "n_points": sum(len(v) for v in m.get("points", {}).values()),
-            "stale": stale, "absent": absent, "current": not stale and absent == 0}
+            "stale": stale, "absent": absent, "damaged": damaged,
+            "current": not stale and absent == 0 and not damaged}
+
+
+def check_intact(chapter: str, root: Path | None = None) -> None:
+    """Raise ConfigError naming each damaged or altered point the chapter's stored build holds
+    (:func:`integrity`) and the command that rebuilds it; nothing when the chapter has no stored
+    build or the store is off. ``make book`` (:func:`book_scale`) and ``infsched run`` call it
+    before a chapter is served from the store."""
+    if not enabled() or recording() is not None:  # a rebuild is what repairs it
+        return
+    damaged = integrity(chapter, root)
+    if damaged:
+        more = f" (and {len(damaged) - 5} more)" if len(damaged) > 5 else ""
+        raise ConfigError(f"results store: the stored build of {chapter!r} is damaged: "
+                          f"{'; '.join(damaged[:5])}{more}; refusing to serve it; rebuild it with "
+                          f"`infsched results build {chapter}` (or see `infsched results status`)")
 
 
 def page_note(chapter: str, scale: str) -> str:
@@ -741,9 +893,10 @@ def commit_records(chapter: str, rec: Path, root: Path | None = None, *, wall_s:
         path.unlink()
     rec.rmdir()
     for name, new in entries.items():
-        old = read_points(name, root)
+        old = read_points(name, root, skip_damaged=True)  # a damaged line is dropped, or replaced
         old.update(new)
         write_points(name, old, root)
+    _SCANS.clear()
     point_cpu = sum(float(e.provenance.get("cpu_s") or 0) for d in entries.values() for e in d.values())
     manifest = {
         "chapter": chapter, "scale": "paper", "format": STORE_FORMAT,
@@ -753,12 +906,66 @@ def commit_records(chapter: str, rec: Path, root: Path | None = None, *, wall_s:
         "points_cpu_s": round(point_cpu, 1),
         "results_versions": {name: version_of(resolve(name)) for name in sorted(entries)},
         "points": {name: sorted(d) for name, d in sorted(entries.items())},
+        "digests": _digests({name: sorted(d) for name, d in entries.items()}, root),
     }
     root.mkdir(parents=True, exist_ok=True)
     _atomic_write(manifest_path(chapter, root), json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     prune(root)
     _LOADED.clear()
+    _SCANS.clear()
     return manifest
+
+
+def _digests(points: Mapping[str, Iterable[str]], root: Path) -> dict[str, dict[str, str]]:
+    """The content digest of each listed point's stored line (:func:`line_digest`)."""
+    out: dict[str, dict[str, str]] = {}
+    for name, keys in sorted(points.items()):
+        scan = _scan(name, root)
+        out[name] = {k: line_digest(scan.lines[k]) for k in sorted(keys) if k in scan.lines}
+    return out
+
+
+def seal(chapter: str, root: Path | None = None) -> dict[str, Any]:
+    """Record in the chapter's manifest the content digest of every point it lists, as stored
+    now, keeping the rest of the manifest (its build's provenance) as it is: ``infsched results
+    build --seal CHAPTER``, for a store whose points are all present and current but whose
+    manifest holds no digests (or digests of lines that were replaced, as when branches that
+    each rebuilt points are merged). Every listed line is decoded first: a point that does not
+    load, or whose key or function disagrees with its line, is refused (ConfigError) and must be
+    rebuilt (``infsched results build CHAPTER``). Returns the manifest. Sealing vouches for the
+    lines as they are, as a commit does: git shows what changed since the last seal."""
+    root = root or store_dir()
+    m = load_manifest(chapter, root)
+    if m is None:
+        raise ConfigError(f"chapter = {chapter!r}: the store holds no build of it to seal; build it "
+                          f"with `infsched results build {chapter}`")
+    _SCANS.clear()
+    st = status(chapter, root)
+    assert st is not None
+    if st["stale"] or st["absent"]:
+        raise ConfigError(f"results store: {chapter}: cannot seal a stale build "
+                          f"({'; '.join(st['stale']) or str(st['absent']) + ' points missing'}); "
+                          f"rebuild it with `infsched results build {chapter}`")
+    problems: list[str] = []
+    for name, keys in m.get("points", {}).items():
+        scan = _scan(name, root)
+        problems += scan.bad
+        for k in keys:
+            try:
+                e = Entry.from_json(scan.lines[k])
+                if e.key != k or e.fn != name:
+                    raise ValueError(f"the line holds {e.fn} {e.key}")
+            except (ValueError, KeyError, TypeError, zlib.error) as exc:
+                path, n = scan.where[k]
+                problems.append(f"{path.name}, line {n}: {name}, key {k}: does not load ({exc})")
+    if problems:
+        raise ConfigError(f"results store: {chapter}: cannot seal: {'; '.join(problems[:5])}; "
+                          f"rebuild it with `infsched results build {chapter}`")
+    m["digests"] = _digests(m.get("points", {}), root)
+    m["sealed"] = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                   "commit": _commit_now()}
+    _atomic_write(manifest_path(chapter, root), json.dumps(m, indent=1, sort_keys=True) + "\n")
+    return m
 
 
 def _children_cpu() -> float:
@@ -783,7 +990,7 @@ def prune(root: Path | None = None) -> int:
             wanted.setdefault(name, set()).update(keys)
     dropped = 0
     for name in _stored_names(root):
-        entries = read_points(name, root)
+        entries = read_points(name, root, skip_damaged=True)
         keep = {k: e for k, e in entries.items() if k in wanted.get(name, set())}
         if len(keep) != len(entries):
             dropped += len(entries) - len(keep)

@@ -173,9 +173,22 @@ def _evaluate(fn: Callable[..., Any], point: dict[str, Any], path: Path | None,
     if path is not None:
         if _orphaned():
             os._exit(1)  # the sweep that asked for this point is gone: write nothing
-        _save(path, result, _meta(point, time.perf_counter() - start, time.process_time() - cpu,
-                                  version, store.version_of(fn)))
+        _save_or_warn(path, result, _meta(point, time.perf_counter() - start,
+                                          time.process_time() - cpu, version, store.version_of(fn)))
     return result
+
+
+def _save_or_warn(path: Path, result: Any, meta: Any = None) -> None:
+    """Cache a computed point; when the write fails (a full disk), say so (a RuntimeWarning
+    naming the file and the free space, :class:`infsched.atomic.WriteError`) and keep going: the
+    point is returned to the sweep all the same, and the points written before stay cached."""
+    from .atomic import WriteError
+
+    try:
+        _save(path, result, meta)
+    except WriteError as exc:
+        warnings.warn(f"infsched cache: {exc}; this point is kept in memory, not cached",
+                      RuntimeWarning, stacklevel=2)
 
 
 #: in a worker process: the pid of the process that ran the sweep (set by :func:`_worker_guard`)
@@ -454,7 +467,7 @@ def _run_dask(target: Any, fn: Callable[..., Any], points: list[dict[str, Any]],
                 pending.discard(fut)
                 res = _future_result(fut, paths[i], record)
                 if paths[i] is not None and not isinstance(res, PointError) and not paths[i].exists():
-                    _save(paths[i], res)  # no shared filesystem: the caller persists it
+                    _save_or_warn(paths[i], res)  # no shared filesystem: the caller persists it
                 results[i] = res
                 bar.update(res)
         finally:
@@ -485,6 +498,26 @@ def _check_cache_folder(folder: Path, cache_dir: Any) -> None:
         raise config_error("INFSCHED_CACHE", os.environ["INFSCHED_CACHE"], allowed)
     raise config_error("cache", None, allowed.replace("None (the default cache)",
                                                       "$INFSCHED_CACHE set to one"))
+
+
+def _check_signature(fn: Callable[..., Any], points: Sequence[Mapping[str, Any]]) -> None:
+    """Each set of parameter names the grid uses must bind to ``fn``'s signature (as keywords),
+    checked before the first point (a function that cannot take them, ``abs`` or one missing a
+    keyword, used to fail on the first point with its own TypeError). A function whose
+    signature cannot be read is not checked."""
+    import inspect
+
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    for names in dict.fromkeys(tuple(sorted(p)) for p in points):
+        try:
+            sig.bind(**dict.fromkeys(names))
+        except TypeError as exc:
+            raise config_error("fn", _fn_name(fn), f"cannot be called as fn(**point) with the grid's "
+                               f"parameters {', '.join(names) or '(none)'}: {exc}; its signature is "
+                               f"{fn.__name__ if hasattr(fn, '__name__') else 'fn'}{sig}") from None
 
 
 def run_sweep(
@@ -537,6 +570,7 @@ def run_sweep(
     require(cache_dir is None or cache_dir is False or isinstance(cache_dir, (str, os.PathLike)),
             "cache_dir", cache_dir, "must be a path, None (default cache) or False (no cache)")
     require(on_error in ON_ERROR, "on_error", on_error, "must be 'raise' or 'record'")
+    _check_signature(fn, points)
     target = _dask_target(dask)
     record = on_error == "record"
     progress = bool(progress) or _NESTED_PROGRESS

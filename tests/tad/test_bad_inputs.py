@@ -67,7 +67,14 @@ def test_memory_estimate_is_in_the_message():
         sim.simulate(MAIN, "tad", 2**40, rho=0.5, a_star=76.0, n_jobs=10)
 
 
-def test_a_run_of_1e13_jobs_says_how_long_it_takes():
+def test_a_run_of_1e13_jobs_says_how_long_it_takes(monkeypatch):
+    """Over the CPU budget (24 CPU-hours by default) it is refused before any work, with the
+    estimate; with the budget raised it is only warned about."""
+    monkeypatch.delenv("INFSCHED_MAX_CPU_H", raising=False)
+    with pytest.raises(ConfigError, match=r"n_jobs = 10000000000000 arrivals would take about "
+                                          r"11.6 days.*--max-cpu-hours"):
+        sim.check_run_args(MAIN, "exp", 64, 10**13, 0.2)
+    monkeypatch.setenv("INFSCHED_MAX_CPU_H", "inf")
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         sim.check_run_args(MAIN, "exp", 64, 10**13, 0.2)

@@ -15,6 +15,9 @@ Modules:
   requests at each arrival), and ``online_study``, the share of MC-SF's gap it closes;
 - ``bounds``: the area lower bound on the optimum (with its proof);
 - ``relax``: a stronger lower bound, dual-feasible transforms of memory on one SRPT machine;
+- ``tibound``: a time-indexed LP bound with ramp columns and three families of valid rows
+  (exclusive phase, time cliques, triples), by column and row generation with a Lagrangian
+  bound every round;
 - ``regimes``: where MC-SF falls short, sweeps of prompt spread, memory and load;
 - ``workload``: the lognormal stand-in for the paper's LMSYS-Chat-1M sample;
 - ``timing``: the batch-time model standing in for Vidur (Llama2-70B on two A100s);

@@ -24,6 +24,11 @@ __all__ = ["Instance", "ScheduleCheck", "memory_profile", "check_schedule", "tot
 
 
 def _int_array(name: str, values, *, minimum: int) -> np.ndarray:
+    # a bool is not a count: numpy would read [True] as [1] and the instance would run silently
+    flags = values.dtype.kind == "b" if isinstance(values, np.ndarray) else \
+        isinstance(values, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in values)
+    require(not flags, name, values if np.size(values) <= 8 else "an array of bools",
+            "must hold integers, not True/False")
     try:
         arr = np.asarray(values, dtype=float)
     except (TypeError, ValueError):

@@ -72,6 +72,8 @@ __all__ = ["EXPERIMENTS", "fig10", "fig11", "fig12", "fig3", "fig5", "fig6", "fi
 def _checked(seed, slo_ms, workers=60) -> None:
     """The keywords the simulated figures share, checked under their names before any policy is
     solved (a string SLO used to fail as ``could not convert string to float``)."""
+    require(isinstance(seed, (int, np.integer)) and not isinstance(seed, bool), "seed", seed,
+            "must be a non-negative integer (not a float such as 1.0, nor True/False)")
     point_seed(seed)  # a non-negative integer, not truncated
     require(isinstance(slo_ms, (int, float, np.integer, np.floating))
             and not isinstance(slo_ms, (bool, np.bool_)) and np.isfinite(slo_ms) and slo_ms > 0,

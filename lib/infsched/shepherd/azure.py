@@ -61,6 +61,9 @@ def _read_day(path: str) -> pd.DataFrame:
         else:
             why = f"has minute columns {minute_cols[:3]}..., not in order"
         raise ConfigError(f"path = {path!r}: {why}; expected exactly 1440 named '1'..'1440'")
+    if df.empty:  # a header alone: no stream to build a workload from (refused here, by file)
+        raise ConfigError(f"path = {path!r}: holds no rows (the header only); a day file lists "
+                          "every function that ran that day, one row each")
     return df
 
 
