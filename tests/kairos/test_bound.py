@@ -44,7 +44,7 @@ def test_worked_examples(upstream, model, config, value, scenario):
 
 def test_homogeneous_is_u_times_qb(upstream, derived):
     for profiles in (upstream, derived):
-        for m, prof in profiles.items():
+        for prof in profiles.values():
             for u in (1, 4, 19):
                 ub, sc = upper_bound_one(prof, (u, 0, 0, 0))
                 assert ub == pytest.approx(u * prof.q_base, rel=1e-12) and sc == 0

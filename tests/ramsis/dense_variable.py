@@ -59,7 +59,7 @@ class DenseVariableMDP:
         self.batch_sizes, self.late_flush = batch_sizes, bool(late_flush)
         self.grid, self.S = base.grid, base.S
         self.n_of, self.j_of = base.n_of, base.j_of
-        K, N, J, S = cfg.workers, cfg.n_max, base.grid.size, base.S
+        K, N, S = cfg.workers, cfg.n_max, base.S
         lat = profile.latency_table(N)
         M = lat.shape[0]
         self.M = M

@@ -366,7 +366,7 @@ def test_lemma5_slopes_are_routing_tuples(a_star):
     edges = np.concatenate([[0.0], np.cumsum(wf.weights)])
     h = 1e-7
     checked = 0
-    for k, t in enumerate(tuples):
+    for k in range(len(tuples)):
         if wf.weights[k] < 1e-3:
             continue
         lam = 0.5 * (edges[k] + edges[k + 1])     # mid-segment: away from breakpoints

@@ -35,7 +35,7 @@ __all__ = ["Objective", "SearchResult", "rank_order", "select_config", "kairos_p
            "SAStep", "SAResult", "matern52"]
 
 Config = tuple[int, int, int, int]
-ObjectiveLike = Union[Callable[[Config], float], Mapping, np.ndarray]
+ObjectiveLike = Callable[[Config], float] | Mapping | np.ndarray
 
 
 # ------------------------------------------------------------------------------------------

@@ -547,7 +547,7 @@ def brute_force_row(lam: float, workers: int, n_max: int, grid: np.ndarray, slo:
     for kA, wA in weights.items():
         a = K - (kA - (n - 1) * K)
 
-        def below(e: float) -> float:                       # P(x < e)
+        def below(e: float, kA: int = kA) -> float:         # P(x < e); kA bound now
             if T_A == 0.0:
                 return 1.0 if e > 0 else 0.0
             u = min(max(e / T_A, 0.0), 1.0)

@@ -130,7 +130,7 @@ class ServingConfig:
         object.__setattr__(self, "slo_ms", float(self.slo_ms))
         # resolved here so a wrong model name fails now, not in the engine
         if self.policy not in TAD_FAMILY:
-            self.model_index
+            _ = self.model_index
         self._check_tad()
         self._check_ramsis()
         self._check_flex()

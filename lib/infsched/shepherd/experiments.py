@@ -506,7 +506,7 @@ def preemption_model(eps_exec: float = 0.02) -> pd.DataFrame:
     a GPU): a preemption waits for the next of ``E`` evenly spaced exit points, on average
     ``ℓ/(2E)``, and exit points slow execution by ``eps_exec`` (our assumptions)."""
     rows = []
-    for name, (short, a, b, e) in TABLE4.items():
+    for short, _a, _b, e in TABLE4.values():
         rows.append({"model": short, "exit points": e, "mean preemption delay (% of batch)":
                      100 / (2 * e), "extra execution (%)": 100 * eps_exec})
     return pd.DataFrame(rows)

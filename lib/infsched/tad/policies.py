@@ -396,7 +396,7 @@ class TADOP:
                       tuples=tadop_tuples(params, self.a_star), lenient=bool(self.lenient))
 
 
-Policy = Union[RandomRouting, JIQFast, JIQAccurate, RJIQ, TAD, TADOP]
+Policy = RandomRouting | JIQFast | JIQAccurate | RJIQ | TAD | TADOP
 
 
 def make_policy(name: str, params: SystemParams, a_star: float, lam: float, n: int) -> Policy:
