@@ -51,8 +51,8 @@ def _fake_execute(info, params, kernel, timeout, scale, out, figures, out_nb, pr
 
 @pytest.mark.parametrize("argv, first", [
     (["run", "tad", "--scale", "paper", "-p", "n_servers=8192"],
-     "infsched: tad at paper scale: about 17-68 min (2,041 CPU s and 17 min wall on 2 cores, "
-     "measured by the results store's regeneration from empty"),
+     "infsched: tad at paper scale: about 27 min to 1.7 hours (3,139 CPU s and 27 min wall on 2 "
+     "cores: the results store's regeneration from empty"),
     (["run", "kairos", "--scale", "default", "-p", "processes=1"],
      "infsched: kairos at default scale: about 56 s (56 CPU s measured at default scale with the "
      "default parameters"),

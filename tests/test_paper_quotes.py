@@ -2,12 +2,13 @@
 
 The ``quote`` of a row is a verbatim span of the paper's text (``../shared/papers/``), or two
 spans joined by `` … ``; this test finds each span in the text after collapsing runs of
-whitespace to one space on both sides, and nothing else. The papers' text is not shipped with
+whitespace to one space on both sides, and nothing else, and the spans in the paper's order. The papers' text is not shipped with
 the book, so the test is skipped where ``../shared/papers`` is absent (a reader's checkout).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -16,7 +17,10 @@ import pytest
 
 from infsched import report
 
-PAPERS_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "papers"
+#: the papers' text: ``../shared/papers`` beside the checkout (``$INFSCHED_PAPERS_DIR`` overrides,
+#: for a checkout that is not beside it, such as a git worktree)
+PAPERS_DIR = Path(os.environ.get("INFSCHED_PAPERS_DIR")
+                  or Path(__file__).resolve().parents[1].parent / "shared" / "papers")
 DATA = Path(__file__).resolve().parents[1] / "data" / "paper"
 
 #: the paper text of each CSV (profiling.csv: by the item's prefix, ``tad_fig2`` -> tad)
@@ -62,10 +66,18 @@ def test_quotes_are_the_papers_words(csv):
         if not quote:
             bad.append(f"{where}: no quote")
             continue
+        at = 0  # an elided quote keeps the paper's order: each span after the one before
         for span in quote.split(report.QUOTE_JOIN):
             span = _collapse(span).strip()
             if not span or span not in texts[paper]:
                 bad.append(f"{where}: not in {PAPER_TEXT[paper]}: {span!r}")
+                continue
+            found = texts[paper].find(span, at)
+            if found < 0:
+                bad.append(f"{where}: out of the paper's order (it stands before the span that "
+                           f"precedes it here): {span!r}")
+                continue
+            at = found + len(span)
     assert not bad, f"{len(bad)} row(s) of {csv}.csv:\n" + "\n".join(bad)
 
 
@@ -74,3 +86,20 @@ def test_the_collapse_is_only_whitespace():
     text = _collapse("as quickly as $n = 64$ ;\n however,  the")
     assert _collapse("as quickly as $n = 64$ ; however, the") in text
     assert "as quickly as n = 64" not in text
+
+
+def test_an_elided_quote_out_of_order_is_caught(tmp_path, monkeypatch):
+    """The order check is a real check: the same two spans, swapped, fail."""
+    text = _collapse("First sentence here. Then a second one. And a third.")
+    spans = ["First sentence here.", "And a third."]
+
+    def in_order(parts):
+        at = 0
+        for span in parts:
+            found = text.find(span, at)
+            if found < 0:
+                return False
+            at = found + len(span)
+        return True
+
+    assert in_order(spans) and not in_order(spans[::-1])

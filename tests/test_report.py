@@ -125,7 +125,7 @@ def test_compare(data):
     assert t2.loc[0, "basis"] == "exact"
     assert summary_line(pd.concat([t, t2])) == \
         "3 reproduced, 1 close, 1 differs, 0 on a substitute, 0 stand-in, 0 calibrated, " \
-        "1 not reproducible here"
+        "0 open, 1 not reproducible here"
 
 
 def test_claim_rows_may_state_their_basis(data):
@@ -173,7 +173,7 @@ def test_compare_stand_in(data):
                 stand_in="small")
     assert list(t["verdict"]) == ["stand-in", "not reproducible here", "stand-in"]
     assert summary_line(t) == ("0 reproduced, 0 close, 0 differs, 0 on a substitute, 2 stand-in, "
-                               "0 calibrated, 1 not reproducible here")
+                               "0 calibrated, 0 open, 1 not reproducible here")
     with pytest.raises(ConfigError, match=r"stand_in\['x'\]"):
         compare("toy", "fig4", good, stand_in={"x": "?"})
 
@@ -214,7 +214,7 @@ def test_compare_calibrated(data):
     assert t.loc[2, "verdict"] == "not reproducible here"
     assert summary_line(compare("toy", "ex1", {"cost": 0.0, "speedup": 4.5, "share": 57.0})) == (
         "2 reproduced, 0 close, 0 differs, 0 on a substitute, 0 stand-in, 1 calibrated, "
-        "0 not reproducible here")
+        "0 open, 0 not reproducible here")
 
 
 def test_compare_substitute(data):
@@ -230,7 +230,7 @@ def test_compare_substitute(data):
     assert list(t["verdict"]) == ["close (substitute)", "differs", "reproduced"]
     assert t.loc[0, "note"] == "on a substitute (your setting: a* = 80 (paper: 76)); heavier tail"
     assert summary_line(t) == ("1 reproduced, 0 close, 1 differs, 1 on a substitute (1 close), "
-                               "0 stand-in, 0 calibrated, 0 not reproducible here")
+                               "0 stand-in, 0 calibrated, 0 open, 0 not reproducible here")
     # a stand-in as well: the stand-in label wins and the note names both
     t = compare("toy", "fig4", good, stand_in={"p99": "short"}, substitute={"p99": "synthetic"})
     assert t.loc[1, "verdict"] == "stand-in"
@@ -308,7 +308,7 @@ def test_glue_verdicts(data, monkeypatch):
     t = compare("toy", "fig4", {"mean_latency": 2.0, "p99": 10.0, "tad_beats_jsq": False})
     s = report.glue_verdicts("toy", t)
     assert s == ("2 reproduced, 0 close, 1 differs, 0 on a substitute, 0 stand-in, 0 calibrated, "
-                 "0 not reproducible here")
+                 "0 open, 0 not reproducible here")
     assert glued["toy_summary"] == (s, False)
     assert isinstance(glued["toy_scorecard"][0], report.VerdictTable) and glued["toy_scorecard"][1] is False
     with pytest.raises(ConfigError, match="chapter = 'a-b'"):
@@ -358,7 +358,7 @@ def test_plotting_helpers(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("package, simulated, analytic", [
-    ("tad", ["fig1", "fig4", "fig6", "fig7", "fig8"], "ex1"),
+    ("tad", ["fig1", "fig4", "fig6", "fig7", "fig8", "fig9", "fig10"], "ex1"),
     ("ramsis", ["fig5", "fig6", "fig7", "fig8", "fig11", "fig12", "tab3", "tab4"], "fig3"),
     ("kvcache", ["fig2", "fig3", "sec52", "fig7", "fig8", "fig10", "fig11"], "thm41"),
     ("kairos", ["fig1", "fig2", "fig8", "fig9", "fig12", "fig14"], "fig5"),
@@ -375,21 +375,6 @@ def test_stand_in_labels_follow_the_scale(package, simulated, analytic):
         reason = ex.stand_in(item, "smoke")
         assert isinstance(reason, (str, dict)) and reason, item
     assert ex.stand_in(analytic, "smoke") is None
-
-
-@pytest.mark.parametrize("item", ["fig9", "fig10"])
-def test_tad_time_varying_runs_are_stand_ins_even_at_paper(item, monkeypatch):
-    """TAD's Figs. 9-10 run 3,000 time units at `paper` against the paper's 3 x 10^5: the only
-    named exception to 'no stand-in at paper', and its reason says the paper's length and cost."""
-    import dataclasses
-
-    from infsched.tad import experiments as ex
-
-    reason = ex.stand_in(item, "paper")
-    assert "300,000 time units" in reason and "100 times ours" in reason and "GB a run" in reason
-    long = dataclasses.replace(ex.SCALES["paper"], tv_phase_length=100_000.0)
-    monkeypatch.setitem(ex.SCALES, "paper", long)
-    assert ex.stand_in(item, "paper") is None   # the paper's length: fewer runs only widen our CI
 
 
 def test_setting_shortfall():
@@ -433,3 +418,96 @@ def test_headline_lines_show_paper_ours_and_verdict():
     assert len(lines) == 2
     assert "paper 1.005 ratio, ours 1.071 ratio" in lines[0] and lines[0].endswith("**differs**")
     assert "the claim holds" in lines[1]
+
+
+# ------------------------------------------------------------------ the rules of issue 42
+
+def test_substitute_column_labels_a_row_whatever_the_chapter_passes(data):
+    csv = ("item,quantity,paper_value,unit,tolerance,basis,source,quote,calibrated,substitute\n"
+           "fig7,gain,4.6,x,,printed,Fig. 7,,,MAF-synth for the Azure trace\n"
+           "fig7,exact_count,3,,,exact,Fig. 7,,,\n")
+    (data / "paper" / "sub.csv").write_text(csv)
+    t = compare("sub", "fig7", {"gain": 4.6, "exact_count": 3.0})
+    assert list(t["verdict"]) == ["reproduced (substitute)", "reproduced"]
+    assert t.loc[0, "note"] == "on a substitute (MAF-synth for the Azure trace)"
+    # a reader's own setting adds to the CSV's reason, once
+    t = compare("sub", "fig7", {"gain": 9.0, "exact_count": 3.0},
+                substitute={"gain": "your setting: n = 8 (paper: 12)"})
+    assert t.loc[0, "verdict"] == "differs (substitute)"
+    assert t.loc[0, "note"] == ("on a substitute (MAF-synth for the Azure trace; your setting: n = 8 "
+                                "(paper: 12))")
+
+
+def test_open_verdict_shows_the_bracket_and_is_counted_apart(data):
+    with pytest.raises(ConfigError, match="low"):
+        report.Open("x", low=2.0, high=1.0)
+    with pytest.raises(ConfigError, match="reason"):
+        report.Open(" ")
+    t = compare("toy", "ex1", {"cost": 0.0, "speedup": report.Open("no upper bound", low=4.1),
+                               "share": 57.0})
+    assert t.loc[1, "verdict"] == "open" and t.loc[1, "ours"] == "[4.1, —]"
+    assert t.loc[1, "note"].startswith("open: our bracket [4.1, —] holds the paper's value; no upper")
+    assert summary_line(t) == ("2 reproduced, 0 close, 0 differs, 0 on a substitute, 0 stand-in, "
+                               "0 calibrated, 1 open, 0 not reproducible here")
+    assert report.VERDICT_COLORS["open"] in report.style_table(t).to_html()
+
+
+def test_pooled_prediction_and_mean_intervals():
+    from scipy.stats import t as student_t
+
+    runs = [4.02, 3.5, 3.9, 3.6, 3.8]
+    one = report.pooled(runs, report.ONE_RUN)
+    avg = report.pooled(runs, report.AVERAGE)
+    sd = pd.Series(runs).std(ddof=1)
+    tq = student_t.ppf(0.975, 4)
+    assert float(one) == pytest.approx(sum(runs) / 5) and float(avg) == float(one)
+    assert one.ci == pytest.approx(tq * sd * math.sqrt(1 + 1 / 5))
+    assert avg.ci == pytest.approx(tq * sd / math.sqrt(5))
+    assert "prediction interval of one run" in one.rule and "mean of 5 runs" in one.rule
+    assert "CI of the mean" in avg.rule
+    # NaN runs (undefined there) are left out; the search's own interval adds in quadrature
+    with_nan = report.pooled(runs + [float("nan")], report.ONE_RUN, extra_ci=0.3)
+    assert with_nan.ci == pytest.approx(math.hypot(one.ci, 0.3)) and "5 runs" in with_nan.rule
+    with pytest.raises(ConfigError, match="runs"):
+        report.pooled([1.0])
+    with pytest.raises(ConfigError, match="paper"):
+        report.pooled(runs, "both")
+
+
+def test_the_basis_names_the_pooled_interval(data):
+    m = report.pooled([2.0, 2.1, 1.9, 2.0], report.ONE_RUN)
+    t = compare("toy", "fig4", {"mean_latency": m, "p99": 10.0, "tad_beats_jsq": True})
+    assert t.loc[0, "basis"].startswith("figure reading ±0.1 + our 95 % prediction interval of one "
+                                        "run (mean of 4 runs) ±")
+    assert t.loc[0, "tolerance"] == pytest.approx(0.1 + m.ci)
+
+
+def test_interval_tolerance_is_asymmetric_and_one_digit_is_named(data):
+    # "1/2" stands for (1/3 + 1/2)/2 .. (1/2 + 1)/2: 0.060 differs, 0.7 is reproduced
+    csv = ("item,quantity,paper_value,unit,tolerance,basis,source\n"
+           "fig3,slope,0.5,,0.4167..0.75,printed,1/2\n"
+           "fig3,twice,2,x,,printed,2x\n"
+           "fig3,bad,0.5,,0.6..0.75,printed,lo above the value\n")
+    (data / "paper" / "frac.csv").write_text(csv.rsplit("fig3,bad", 1)[0])
+    df = paper_numbers("frac")
+    assert df.loc[0, "tol_below"] == pytest.approx(0.0833) and df.loc[0, "tol_above"] == pytest.approx(0.25)
+    t = compare("frac", "fig3", {"slope": 0.060, "twice": 2.4})
+    assert t.loc[0, "verdict"] == "differs"  # a linearised ±0.17 would have called it close
+    assert t.loc[0, "tolerance"] == "−0.083/+0.25"
+    assert t.loc[0, "basis"] == "one printed digit −0.083/+0.25"
+    assert t.loc[1, "basis"] == "one printed digit ±0.5" and t.loc[1, "verdict"] == "reproduced"
+    assert compare("frac", "fig3", {"slope": 0.7, "twice": 2.0}).loc[0, "verdict"] == "reproduced"
+    assert compare("frac", "fig3", {"slope": 0.3, "twice": 2.0}).loc[0, "verdict"] == "close"
+    (data / "paper" / "frac.csv").write_text(csv)
+    with pytest.raises(ConfigError, match="lo <= paper_value <= hi"):
+        paper_numbers("frac")
+    assert verdict(0.5, 0.7, (0.08, 0.25)) == "reproduced" and verdict(0.5, 0.3, (0.08, 0.25)) == "close"
+
+
+def test_a_chapter_may_mark_an_echo_of_the_papers_data(data):
+    t = compare("toy", "ex1", {"cost": 0.0, "speedup": 4.5, "share": 57.0},
+                calibrated={"speedup": "ours is the paper's table"})
+    assert list(t["verdict"]) == ["reproduced", "calibrated", "reproduced"]
+    assert t.loc[1, "note"].startswith("calibrated: ours is the paper's table, so this is no test")
+    with pytest.raises(ConfigError, match="calibrated"):
+        compare("toy", "ex1", {"cost": 0.0, "speedup": 4.5, "share": 57.0}, calibrated={"nope": "x"})

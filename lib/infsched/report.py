@@ -17,14 +17,22 @@ quote       the paper's own words the row transcribes, verbatim from its text (o
             column; two exact spans joined by `` … ``); shown collapsed beside the quantity
 calibrated  empty, or what of ours was fitted/calibrated/chosen on *this* number (optional
             column): the row's verdict is then ``calibrated``, never reproduced
+substitute  empty, or what our number is always computed on in place of the paper's (optional
+            column: a synthetic workload for its trace, our simulation for its prototype, a
+            profile measured here for its machine): the row is labelled a substitute by
+            :func:`compare` whatever the chapter passes (the one substitute rule)
 =========== ==============================================================================
 
 The bases, the only allowed sources of a tolerance (a tolerance is never chosen):
 
 ``printed``   the precision of the digits the paper prints: half a unit of the last digit of
               ``paper_value`` (computed when ``tolerance`` is empty; given explicitly, with the
-              reason in ``source``, when the paper printed the number in another form, "50k" or
-              "1/6").
+              reason in ``source``, when the paper printed the number in another form, "50k").
+              Where the printed form's range is not symmetric about the value (a unit fraction,
+              "1/2" stands for 0.4167 to 0.75), ``tolerance`` is that range, ``lo..hi``, and a
+              quantity derived from such numbers (a ratio of two) carries the range interval
+              arithmetic gives, never a linearised half-width. A printed precision coarser than
+              a tenth of the number is named "one printed digit" in the row's basis.
 ``figure``    the reading error of a number read off a figure (``tolerance`` required; the
               ``source`` says how it was read).
 ``exact``     an exact quantity (a count, a closed form of the paper's model): no width on the
@@ -32,7 +40,11 @@ The bases, the only allowed sources of a tolerance (a tolerance is never chosen)
 ``paper-ci``  the paper's own statistical uncertainty, from the runs it states (``tolerance``
               required: the 95 % half-width).
 
-Our side adds its own 95 % confidence half-width, passed to :func:`compare` as ``ci``. The
+Our side adds its own 95 % half-width, passed to :func:`compare` as ``ci`` or carried by a
+:class:`Measured` value. For a simulated number the rule is :func:`pooled`: ours is the mean over
+every run we have (the chapter's and its replications), and its half-width is the prediction
+interval of one run, ``t sd sqrt(1 + 1/n)``, when the paper's number is one run's, or the interval
+of our mean, ``t sd / sqrt(n)``, when the paper's is an average; the basis names which. The
 combined tolerance is ``paper + ours`` when the paper's side is a bound (printed, figure, exact)
 and ``sqrt(paper² + ours²)`` when both sides are independent statistical intervals (paper-ci).
 
@@ -55,7 +67,9 @@ chapter also re-reads every page pasting from it (see :func:`setup`).
 Verdict rule (one rule for every chapter): **reproduced** if ``|ours - paper| <= tol`` with the
 combined tolerance above (or a qualitative claim holds, ``ours=True``); **close** if within
 ``3 * tol``; **differs** otherwise (or the claim fails); **not reproducible here** when ``ours``
-is a :class:`NotReproducible` with its reason; **stand-in** when our number was computed on a
+is a :class:`NotReproducible` with its reason (the paper's hardware or private data); **open**
+when ``ours`` is an :class:`Open`: our own bounds bracket the paper's number and cannot decide
+it (counted apart, never as reproduced); **stand-in** when our number was computed on a
 scaled-down stand-in of the paper's setting (fewer requests or workers, shorter runs, smaller
 instances, a coarser discretisation; fewer repetitions of the paper's own setting only widen our
 confidence interval): the table shows it, and what the rule would give, but it does not count as
@@ -98,7 +112,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "NotReproducible",
+    "Open",
     "Measured",
+    "pooled",
+    "ONE_RUN",
+    "AVERAGE",
+    "ONE_PRINTED_DIGIT",
     "VERDICTS",
     "BASES",
     "PAPER_COLUMNS",
@@ -118,8 +137,8 @@ __all__ = [
     "setup",
 ]
 
-REPRODUCED, CLOSE, DIFFERS, STAND_IN, CALIBRATED, NOT_REPRODUCIBLE = (
-    "reproduced", "close", "differs", "stand-in", "calibrated", "not reproducible here")
+REPRODUCED, CLOSE, DIFFERS, STAND_IN, CALIBRATED, OPEN, NOT_REPRODUCIBLE = (
+    "reproduced", "close", "differs", "stand-in", "calibrated", "open", "not reproducible here")
 #: The label a substitute row's verdict carries: ``"reproduced (substitute)"``.
 SUBSTITUTE = "substitute"
 #: What the rule gives, before any label.
@@ -128,7 +147,7 @@ RULE_VERDICTS: tuple[str, ...] = (REPRODUCED, CLOSE, DIFFERS)
 SUBSTITUTE_VERDICTS: tuple[str, ...] = tuple(f"{v} ({SUBSTITUTE})" for v in RULE_VERDICTS)
 #: Every verdict, in display order.
 VERDICTS: tuple[str, ...] = (RULE_VERDICTS + SUBSTITUTE_VERDICTS
-                             + (STAND_IN, CALIBRATED, NOT_REPRODUCIBLE))
+                             + (STAND_IN, CALIBRATED, OPEN, NOT_REPRODUCIBLE))
 #: Where a paper-side tolerance may come from (see the module docstring).
 BASES: tuple[str, ...] = ("printed", "figure", "exact", "paper-ci")
 #: What a qualitative claim's ``basis`` says in a verdict table: where the claim rests (the
@@ -141,7 +160,15 @@ CLOSE_FACTOR = 3.0
 PAPER_COLUMNS: tuple[str, ...] = (
     "item", "quantity", "paper_value", "unit", "tolerance", "basis", "source")
 #: Columns a paper CSV may have after :data:`PAPER_COLUMNS` (empty when absent).
-OPTIONAL_COLUMNS: tuple[str, ...] = ("quote", "calibrated")
+OPTIONAL_COLUMNS: tuple[str, ...] = ("quote", "calibrated", "substitute")
+#: Separator of an interval's ends in a ``tolerance`` cell: ``"0.4167..0.75"``, the range a printed
+#: form stands for where its rounding is not symmetric (a unit fraction such as "1/2").
+INTERVAL_SEP = ".."
+#: What a row's basis says when the paper printed its number to one significant digit, or any
+#: precision coarser than a tenth of the number (:data:`COARSE_PRINTED`).
+ONE_PRINTED_DIGIT = "one printed digit"
+#: The relative half-width beyond which a printed precision is "one printed digit".
+COARSE_PRINTED = 0.10
 #: Separator of two exact spans of the paper's text in one ``quote``.
 QUOTE_JOIN = " \u2026 "
 TABLE_COLUMNS: tuple[str, ...] = (
@@ -154,6 +181,7 @@ VERDICT_COLORS: dict[str, str] = {
     DIFFERS: "#fcbba1",         # red
     STAND_IN: "#c6dbef",        # blue
     CALIBRATED: "#dadaeb",      # purple
+    OPEN: "#f2f0f7",            # pale lilac: our bracket holds the paper's number
     NOT_REPRODUCIBLE: "#d9d9d9",  # grey
     # on a substitute: the rule's colour, paler
     f"{REPRODUCED} ({SUBSTITUTE})": "#edf8e9",
@@ -173,30 +201,105 @@ class NotReproducible:
                 "must be a non-empty string saying why the result cannot be reproduced here")
 
 
+@dataclass(frozen=True)
+class Open:
+    """Our value when our own solver cannot decide the row: the paper's number lies inside the
+    bracket ``[low, high]`` our bounds give (``None`` for a side we cannot bound), so the rule has
+    nothing to judge. Unlike :class:`NotReproducible` the result needs nothing of the paper's; a
+    stronger bound would settle it. The row's verdict is ``open``, counted apart."""
+
+    reason: str
+    low: float | None = None
+    high: float | None = None
+
+    def __post_init__(self) -> None:
+        require(isinstance(self.reason, str) and self.reason.strip() != "", "reason", self.reason,
+                "must be a non-empty string saying what our bounds leave undecided")
+        for name in ("low", "high"):
+            v = getattr(self, name)
+            require(v is None or (isinstance(v, (int, float, np.integer, np.floating))
+                                  and not isinstance(v, (bool, np.bool_)) and math.isfinite(float(v))),
+                    name, v, "must be a finite number or None (a side our bounds leave open)")
+        require(self.low is None or self.high is None or float(self.low) <= float(self.high),
+                "low", self.low, f"must be <= high ({self.high})")
+
+    def bracket(self) -> str:
+        """``"[1.0123, —]"``: the bracket as the verdict table shows it."""
+        f = lambda v: "—" if v is None else f"{float(v):.4g}"
+        return f"[{f(self.low)}, {f(self.high)}]"
+
+
+#: :func:`pooled`'s two cases: the paper's number is one run's (judged against the spread of one
+#: run of ours, a prediction interval) or an average over its runs (against our mean's interval)
+ONE_RUN, AVERAGE = "one run", "average"
+
+
 class Measured(float):
-    """A number we measured, with its 95 % confidence half-width ``ci`` (in the same unit).
+    """A number we measured, with its 95 % half-width ``ci`` (in the same unit).
 
     It is a float everywhere else (arithmetic and comparisons see only the value);
-    :func:`compare` reads ``ci`` and adds it to the paper side's tolerance."""
+    :func:`compare` reads ``ci`` and adds it to the paper side's tolerance. ``rule`` says what the
+    half-width is (``"our 95 % CI"`` when not given; :func:`pooled` names its interval and the
+    runs it pools), shown in the row's basis."""
 
     ci: float
+    rule: str
 
-    def __new__(cls, value: float, ci: float) -> "Measured":
+    def __new__(cls, value: float, ci: float, rule: str | None = None) -> "Measured":
         require(isinstance(ci, (int, float, np.integer, np.floating)) and not isinstance(ci, bool)
                 and math.isfinite(float(ci)) and ci >= 0, "ci", ci,
                 "must be a finite number >= 0 (a 95 % confidence half-width)")
+        require(rule is None or (isinstance(rule, str) and rule.strip() != ""), "rule", rule,
+                "must be None or a non-empty text naming the interval")
         obj = super().__new__(cls, value)
         obj.ci = float(ci)
+        obj.rule = rule or "our 95 % CI"
         return obj
 
     def __repr__(self) -> str:
-        return f"Measured({float(self)!r}, ci={self.ci!r})"
+        return f"Measured({float(self)!r}, ci={self.ci!r}, rule={self.rule!r})"
 
     def __str__(self) -> str:
         return float.__repr__(self)
 
     def __reduce__(self) -> tuple:
-        return (Measured, (float(self), self.ci))
+        return (Measured, (float(self), self.ci, self.rule))
+
+
+def pooled(runs: Any, paper: str = ONE_RUN, *, extra_ci: float = 0.0) -> Measured:
+    """The book's statistical rule for a simulated number: ours is the mean over every run we
+    have (the chapter's and the replications, ``runs``; NaN entries, runs where the number is
+    undefined, are left out), and its 95 % half-width is
+
+    - for a paper's number from **one run** (``paper=ONE_RUN``): the prediction interval of one
+      new run, ``t(0.975, n-1) · sd · sqrt(1 + 1/n)``, since the paper's single run and our mean
+      differ by one run's spread and our mean's;
+    - for a paper's **average** (``paper=AVERAGE``): the interval of our mean,
+      ``t(0.975, n-1) · sd / sqrt(n)``.
+
+    ``sd`` is the sample standard deviation (ddof = 1) of the ``n`` runs. ``extra_ci`` is an
+    independent 95 % half-width already on the number (a search's seeds), added in quadrature.
+    Returns a :class:`Measured` whose ``rule`` names the interval and ``n`` for the basis."""
+    from scipy.stats import t as student_t
+
+    require(paper in (ONE_RUN, AVERAGE), "paper", paper,
+            f"must be {ONE_RUN!r} (the paper's number is one run's) or {AVERAGE!r} (an average)")
+    x = np.asarray([float(v) for v in runs], dtype=float)
+    x = x[np.isfinite(x)]
+    require(x.size >= 2, "runs", x.size, "must hold at least two finite runs (a spread needs two)")
+    require(isinstance(extra_ci, (int, float, np.integer, np.floating)) and math.isfinite(float(extra_ci))
+            and extra_ci >= 0, "extra_ci", extra_ci, "must be a finite half-width >= 0")
+    n = int(x.size)
+    sd = float(x.std(ddof=1))
+    tq = float(student_t.ppf(0.975, n - 1))
+    if paper == ONE_RUN:
+        half, what = tq * sd * math.sqrt(1.0 + 1.0 / n), "our 95 % prediction interval of one run"
+    else:
+        half, what = tq * sd / math.sqrt(n), "our 95 % CI of the mean"
+    if extra_ci > 0:
+        half = math.hypot(half, float(extra_ci))
+        what += " ⊕ the search's seeds"
+    return Measured(float(x.mean()), half, f"{what} (mean of {n} runs)")
 
 
 # --------------------------------------------------------------------------- paper numbers
@@ -270,9 +373,18 @@ def paper_numbers(paper: str, data_dir: str | os.PathLike[str] | None = None) ->
         raise ConfigError(f"{path}, row {blank[0] + 2}: item and quantity must not be empty")
     df["printed"] = df["paper_value"]
     values = [num("paper_value", i, v) for i, v in enumerate(df["paper_value"])]
-    tols = []
+    tols, below, above = [], [], []
     for i, (v, t, b) in enumerate(zip(values, df["tolerance"], df["basis"])):
-        tol = num("tolerance", i, t)
+        lo_hi = None
+        if INTERVAL_SEP in t:  # the range a printed form stands for, "lo..hi"
+            a, _, c = t.partition(INTERVAL_SEP)
+            lo_hi = (num("tolerance", i, a.strip()), num("tolerance", i, c.strip()))
+            if math.isnan(v) or b != "printed" or not lo_hi[0] <= v <= lo_hi[1]:
+                raise fail(i, "tolerance", t, "an interval lo..hi is the range a printed number "
+                           "stands for: basis 'printed', with lo <= paper_value <= hi")
+            tol = math.nan
+        else:
+            tol = num("tolerance", i, t)
         if math.isnan(v):  # a qualitative claim holds or not: no tolerance applies
             if t != "" or b not in ("", "claim") + BASES:
                 raise fail(i, "tolerance" if t else "basis", t or b,
@@ -280,10 +392,17 @@ def paper_numbers(paper: str, data_dir: str | os.PathLike[str] | None = None) ->
                            "(what the claim rests on) is empty or one of "
                            + ", ".join(map(repr, BASES)))
             tols.append(math.nan)
+            below.append(math.nan)
+            above.append(math.nan)
             continue
         if b not in BASES:
             raise fail(i, "basis", b, "must be one of " + ", ".join(map(repr, BASES))
                        + " (where the tolerance comes from)")
+        if lo_hi is not None:
+            below.append(v - lo_hi[0])
+            above.append(lo_hi[1] - v)
+            tols.append(max(below[-1], above[-1]))
+            continue
         if b == "exact":
             if t != "" and tol != 0:
                 raise fail(i, "tolerance", t, "an exact quantity has no tolerance; leave it empty")
@@ -295,8 +414,12 @@ def paper_numbers(paper: str, data_dir: str | os.PathLike[str] | None = None) ->
         if not tol >= 0:
             raise fail(i, "tolerance", t, "must be >= 0")
         tols.append(tol)
+        below.append(tol)
+        above.append(tol)
     df["paper_value"] = values
     df["tolerance"] = tols
+    df["tol_below"] = below
+    df["tol_above"] = above
     dup = df.duplicated(["item", "quantity"])
     if dup.any():
         i = df.index[dup][0]
@@ -308,14 +431,22 @@ def paper_numbers(paper: str, data_dir: str | os.PathLike[str] | None = None) ->
 
 # --------------------------------------------------------------------------- verdicts
 
-def verdict(paper: float, ours: float | bool | NotReproducible, tolerance: float) -> str:
+def verdict(paper: float, ours: float | bool | NotReproducible | Open,
+            tolerance: float | tuple[float, float]) -> str:
     """The verdict for one number (``paper`` NaN means a qualitative claim); ``tolerance`` is
-    the combined absolute half-width in the paper's unit."""
+    the combined absolute half-width in the paper's unit, or ``(below, above)`` where the range
+    the paper's printed form stands for is not symmetric (our number below the paper's is
+    judged against ``below``, above it against ``above``)."""
     if isinstance(ours, NotReproducible):
         return NOT_REPRODUCIBLE
+    if isinstance(ours, Open):
+        return OPEN
     if paper is None or (isinstance(paper, float) and math.isnan(paper)):
         return REPRODUCED if ours else DIFFERS
-    err = abs(float(ours) - paper)
+    diff = float(ours) - paper
+    err = abs(diff)
+    if isinstance(tolerance, tuple):
+        tolerance = tolerance[1] if diff > 0 else tolerance[0]
     # rounding slack of a few ulps, so that an exact quantity computed in floating point matches
     slack = 1e-9 * max(1.0, abs(paper))
     if err <= tolerance + slack:
@@ -387,12 +518,24 @@ def _fmt_width(x: float) -> str:
     return f"±{x:.2g}"
 
 
-def _basis_text(basis: str, paper_tol: float, ours_ci: float) -> str:
+def _fmt_tol(below: float, above: float) -> str:
+    """``±0.05``, or ``−0.083/+0.25`` where the two sides differ."""
+    if math.isclose(below, above, rel_tol=1e-9, abs_tol=1e-15):
+        return _fmt_width(above)
+    return f"−{below:.2g}/+{above:.2g}"
+
+
+def _basis_text(basis: str, paper_tol: float | tuple[float, float], ours_ci: float,
+                paper: float = math.nan, rule: str = "our 95 % CI") -> str:
+    below, above = paper_tol if isinstance(paper_tol, tuple) else (paper_tol, paper_tol)
     what = {"printed": "printed digits", "figure": "figure reading", "exact": "exact",
             "paper-ci": "paper's 95 % CI"}[basis]
-    parts = [what if basis == "exact" else f"{what} {_fmt_width(paper_tol)}"]
+    if (basis == "printed" and math.isfinite(paper) and paper != 0
+            and max(below, above) > COARSE_PRINTED * abs(paper)):
+        what = ONE_PRINTED_DIGIT  # the reader should see how little the printed number says
+    parts = [what if basis == "exact" else f"{what} {_fmt_tol(below, above)}"]
     if ours_ci > 0:
-        parts.append(f"our 95 % CI {_fmt_width(ours_ci)}")
+        parts.append(f"{rule} {_fmt_width(ours_ci)}")
     return (" ⊕ " if basis == "paper-ci" else " + ").join(parts)
 
 
@@ -405,6 +548,7 @@ def compare(
     ci: Mapping[str, float] | None = None,
     stand_in: str | Mapping[str, str] | None = None,
     substitute: str | Mapping[str, str] | None = None,
+    calibrated: str | Mapping[str, str] | None = None,
     data_dir: str | os.PathLike[str] | None = None,
 ) -> pd.DataFrame:
     """Side-by-side table of the paper's numbers for ``item`` and ours, with verdicts.
@@ -420,10 +564,12 @@ def compare(
     with what the rule would have given in their note. ``substitute`` (the same forms) says
     what our number was computed on instead of the paper's: substitute data, a substitute
     profile or model, or a reader's own setting of a parameter the paper fixes
-    (:func:`changed_setting` words it); such rows get the rule's verdict with the label,
+    (:func:`changed_setting` words it), added to what the CSV's ``substitute`` column says;
+    such rows get the rule's verdict with the label,
     ``"differs (substitute)"``, and the reason in their note. A row whose CSV ``calibrated``
-    column is filled gets the verdict ``calibrated`` (see the module docstring for the order of
-    the labels). Columns: item, quantity, paper, ours, unit, ratio (ours/paper), tolerance
+    column is filled, or that ``calibrated`` names (the same forms: where the chapter's setting
+    makes our number the paper's own data, an echo), gets the verdict ``calibrated`` (see the
+    module docstring for the order of the labels). Columns: item, quantity, paper, ours, unit, ratio (ours/paper), tolerance
     (combined, absolute), basis, verdict, note, quote (the paper's words), source; rows in the
     CSV's order.
     """
@@ -446,13 +592,21 @@ def compare(
 
     stand_ins = per_quantity("stand_in", stand_in)
     substitutes = per_quantity("substitute", substitute)
+    echoes = per_quantity("calibrated", calibrated)
     for name, what in (("ours", ours), ("notes", notes), ("ci", ci), ("stand_in", stand_ins),
-                       ("substitute", substitutes)):
+                       ("substitute", substitutes), ("calibrated", echoes)):
         unknown = [q for q in what if q not in known]
         if unknown:
             raise config_error(f"{name}[{unknown[0]!r}]", what[unknown[0]],
                                f"{paper}.csv has no such quantity for {item}; known quantities: "
                                + ", ".join(map(repr, known)))
+    # the one substitute rule: what the CSV says a row is computed on (the paper's trace, its
+    # prototype, its machine replaced by ours), then what the chapter adds (a reader's setting)
+    for _, r in rows.iterrows():
+        if r["substitute"]:
+            q = r["quantity"]
+            extra = substitutes.get(q, "")
+            substitutes[q] = r["substitute"] + (f"; {extra}" if extra and extra != r["substitute"] else "")
     absent = [q for q in known if q not in ours]
     if absent:
         raise ConfigError(f"ours: missing {', '.join(map(repr, absent))} for {paper} {item}; "
@@ -463,9 +617,13 @@ def compare(
         q = r["quantity"]
         val = ours[q]
         qualitative = bool(r["qualitative"])
+        if q in echoes:  # the chapter's setting makes our number the paper's own data
+            r = r.copy()
+            r["calibrated"] = "; ".join(x for x in (r["calibrated"], echoes[q]) if x)
         note = notes.get(q, "")
         ratio = math.nan
         half = 0.0
+        rule = "our 95 % CI"
         if q in ci or isinstance(val, Measured):
             half = ci[q] if q in ci else val.ci
             require(isinstance(half, (int, float, np.integer, np.floating))
@@ -473,9 +631,15 @@ def compare(
                     and half >= 0, f"ci[{q!r}]", half, "must be a finite number >= 0 "
                     "(our 95 % confidence half-width, in the paper's unit)")
             half = float(half)
+            if isinstance(val, Measured) and q not in ci:
+                rule = val.rule
         if isinstance(val, NotReproducible):
             note = "; ".join(x for x in (val.reason, note) if x)
             shown: Any = None
+        elif isinstance(val, Open):
+            opened = f"open: our bracket {val.bracket()} holds the paper's value; {val.reason}"
+            note = "; ".join(x for x in (opened, note) if x)
+            shown = val.bracket()
         elif qualitative:
             require(isinstance(val, (bool, np.bool_)), f"ours[{q!r}]", val,
                     f"{item}/{q} is a qualitative claim: give True if it holds, False if not")
@@ -487,8 +651,15 @@ def compare(
             shown = float(val)
             if r["paper_value"] != 0:
                 ratio = shown / r["paper_value"]
-        numeric = not qualitative and not isinstance(val, NotReproducible)
-        tol = combined_tolerance(r["tolerance"], r["basis"], half) if numeric else math.nan
+        numeric = not qualitative and not isinstance(val, (NotReproducible, Open))
+        asym = not math.isclose(r["tol_below"], r["tol_above"], rel_tol=1e-9, abs_tol=1e-15) \
+            if numeric else False
+        if numeric and asym:
+            tol_pair = (combined_tolerance(r["tol_below"], r["basis"], half),
+                        combined_tolerance(r["tol_above"], r["basis"], half))
+            tol: Any = tol_pair
+        else:
+            tol = combined_tolerance(r["tolerance"], r["basis"], half) if numeric else math.nan
         v = verdict(r["paper_value"], val, tol)
         if v != NOT_REPRODUCIBLE:
             labels = []
@@ -499,17 +670,19 @@ def compare(
             if q in substitutes:
                 labels.append(f"on a substitute ({substitutes[q]})")
             if r["calibrated"] or q in stand_ins:
-                rule = ("at this scale the rule gives" if q in stand_ins and not r["calibrated"]
-                        else "the rule gives")
-                note = "; ".join(labels + [f"{rule}: {v}"] + ([note] if note else []))
+                rule_said = ("at this scale the rule gives" if q in stand_ins and not r["calibrated"]
+                             else "the rule gives")
+                note = "; ".join(labels + [f"{rule_said}: {v}"] + ([note] if note else []))
                 v = CALIBRATED if r["calibrated"] else STAND_IN
             elif q in substitutes:
                 note = "; ".join(labels + ([note] if note else []))
-                v = substitute_verdict(v)
+                v = v if v == OPEN else substitute_verdict(v)
+        paper_tol = ((r["tol_below"], r["tol_above"]) if asym else r["tolerance"])
         out.append({
             "item": item, "quantity": q, "paper": r["paper_value"], "ours": shown,
-            "unit": r["unit"], "ratio": ratio, "tolerance": tol,
-            "basis": (_basis_text(r["basis"], r["tolerance"], half) if numeric
+            "unit": r["unit"], "ratio": ratio,
+            "tolerance": _fmt_tol(*tol) if isinstance(tol, tuple) else tol,
+            "basis": (_basis_text(r["basis"], paper_tol, half, r["paper_value"], rule) if numeric
                       else CLAIM_BASES.get(r["basis"], "") if qualitative else ""),
             "verdict": v, "note": note, "quote": r["quote"], "source": r["source"],
         })
@@ -520,9 +693,10 @@ def compare(
 
 def summary_line(table: pd.DataFrame) -> str:
     """``"12 reproduced, 2 close, 1 differs, 4 on a substitute (3 reproduced, 1 differs),
-    3 stand-in, 1 calibrated, 2 not reproducible here"`` for a verdict table. Only the first
-    three count the paper's setting reproduced or not; a row on a substitute, a stand-in or a
-    calibrated row is counted apart whatever its number, never as reproduced."""
+    3 stand-in, 1 calibrated, 1 open, 2 not reproducible here"`` for a verdict table. Only the
+    first three count the paper's setting reproduced or not; a row on a substitute, a stand-in, a
+    calibrated row or one our bounds leave open is counted apart whatever its number, never as
+    reproduced."""
     require(isinstance(table, pd.DataFrame) and "verdict" in table.columns, "table",
             type(table).__name__, "must be a DataFrame with a 'verdict' column (from compare)")
     bad = sorted(set(table["verdict"]) - set(VERDICTS))
@@ -533,7 +707,7 @@ def summary_line(table: pd.DataFrame) -> str:
     n_sub = sum(k for _, k in subs)
     parts.append(f"{n_sub} on a {SUBSTITUTE}" + (
         " (" + ", ".join(f"{k} {v}" for v, k in subs if k) + ")" if n_sub else ""))
-    parts += [f"{c.get(v, 0)} {v}" for v in (STAND_IN, CALIBRATED, NOT_REPRODUCIBLE)]
+    parts += [f"{c.get(v, 0)} {v}" for v in (STAND_IN, CALIBRATED, OPEN, NOT_REPRODUCIBLE)]
     return ", ".join(parts)
 
 

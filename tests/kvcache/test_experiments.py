@@ -105,3 +105,20 @@ def test_unknown_names():
         ex.fig2("huge")
     with pytest.raises(ConfigError, match="demand = 'medium'"):
         ex.memory_trace("medium", kappa=1.0)
+
+
+def test_fig2_rows_our_bounds_cannot_decide_are_open():
+    """A paper number inside our own bracket is 'open' (with the bracket), not 'not reproducible
+    here': nothing of the paper's is missing, only a tighter bound of ours."""
+    c2 = {"opt_le_mcsf": True, "model1_exact_pct_max": 60.0, "model1_nonoptimal": 80,
+          "model1_mcsf_optimal": 50}
+    for m in (1, 2):
+        c2.update({f"model{m}_trials": 200, f"model{m}_mean_lo": 1.001, f"model{m}_mean_hi": 1.08,
+                   f"model{m}_mean_lo_ci": (1.0005, 1.0015), f"model{m}_max_lo": 1.02})
+    ours, notes = ex.fig2_comparison(c2)
+    t = report.compare("kvcache", "fig2", ours, notes)
+    v = dict(zip(t["quantity"], t["verdict"]))
+    assert v["model1_mean"] == v["model2_max"] == v["model1_exact_pct"] == "open"
+    row = t.set_index("quantity").loc["model2_max"]
+    assert row["ours"] == "[1.02, —]" and "open: our bracket" in row["note"]
+    assert t.set_index("quantity").loc["model1_exact_pct", "ours"] == "[25, 60]"

@@ -91,3 +91,27 @@ def test_bad_parameters(kw, name):
         rg.regime_instance(**args)
     with pytest.raises(ConfigError, match="axis"):
         rg.regime_point("rate", 1.0, 0, 0, 10, 10)
+
+
+def test_online_losses_count_distinct_trials_and_the_worst():
+    """The base point is on every axis: its trials count once; the worst loss is named."""
+    import pandas as pd
+
+    from infsched.kvcache import regimes as rg
+
+    rows = []
+    for axis, values in rg.AXES.items():
+        for v in values:
+            for trial in (0, 1):
+                base = v == rg.BASE[axis]
+                rows.append({"axis": axis, "value": v, "trial": trial, "tel_mcsf": 100.0,
+                             "tel_online": 130.0 if (base and trial == 1) else 95.0,
+                             "online_gap_lo": 0.3 if (base and trial == 1) else 0.02})
+    out = rg.online_losses(pd.DataFrame(rows))
+    assert out["trials"] == 2 * (4 + 3 + 3) and out["worse"] == 1
+    assert out["worst_loss"] == pytest.approx(0.3) and out["worst_at"] == "the base point, trial 1"
+    assert out["worst_gap_min"] == pytest.approx(0.02) and out["worst_gap_max"] == pytest.approx(0.3)
+    s = rg.regime_summary(pd.DataFrame(rows).assign(
+        mcsf_gap_lo=0.1, mcsf_gap_hi=0.2, mcbench_gap_lo=0.1, alphabeta_gap_lo=0.1,
+        alpha_gap_lo=0.1, clipped=0))
+    assert s["online_losses"].sum() == 3 and s["online_gap_worst"].max() == pytest.approx(0.3)

@@ -22,6 +22,21 @@ def test_gain_noise_is_sqrt2_times_one_runs_sd():
     assert (out["runs"] == 3).all()
     with pytest.raises(ConfigError, match="reps"):
         rp.gain_noise(reps.iloc[:1])
+    # the book's rule: the chapter's run and the replications pooled, with the prediction
+    # interval of one run (the artifact's numbers are one run each); a NaN run is left as it is
+    from scipy.stats import t as student_t
+
+    from infsched import report
+    claims = {"ramsis_minus_jf_mean": 4.0, "ramsis_minus_ms_mean": float("nan"), "other": True}
+    m = rp.measured(claims, out, ["ramsis_minus_jf_mean", "ramsis_minus_ms_mean"])
+    runs = [4.0, 1.0, 2.0, 3.0]
+    assert isinstance(m["ramsis_minus_jf_mean"], report.Measured)
+    assert float(m["ramsis_minus_jf_mean"]) == pytest.approx(2.5)
+    assert m["ramsis_minus_jf_mean"].ci == pytest.approx(
+        student_t.ppf(0.975, 3) * np.std(runs, ddof=1) * math.sqrt(1 + 1 / 4))
+    assert math.isnan(m["ramsis_minus_ms_mean"]) and m["other"] is True
+    assert "chapter's run (4)" in rp.pooled_notes(claims, out, ["ramsis_minus_jf_mean"])[
+        "ramsis_minus_jf_mean"]
     with pytest.raises(ConfigError, match="replications"):
         rp.fig6_replications("smoke", replications=1)
 

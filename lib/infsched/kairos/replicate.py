@@ -7,10 +7,11 @@ configuration and rate). A verdict on one such run must weigh its noise. :func:`
 and :func:`fig12_replica` rerun, on a new seed per replication (``replica_seed``: seeds the
 chapter's run never uses), the table entries that the chapter's numeric rows read, and apply the
 chapter's own figure and claim functions to each replicated table; :func:`noise` turns the
-replications into the standard deviation ``sd`` of one run's number and our 95 % half-width
-``ci = 1.96 sd`` (the spread of one run around the mean, as for RAMSIS); :func:`with_noise` makes
-each number a :class:`~infsched.report.Measured`, which :func:`~infsched.report.compare` adds to
-the tolerance and names in the basis.
+replications into the standard deviation ``sd`` of one run's number; :func:`with_noise` applies
+the book's statistical rule (:func:`infsched.report.pooled`): each number becomes the mean over the
+chapter's run and every replication, with the 95 % prediction interval of one run (the paper's
+figures are one run each), which :func:`~infsched.report.compare` adds to the tolerance and names
+in the basis.
 
 What each replication re-simulates (everything else keeps the chapter's values and enters no
 numeric row; the qualitative rows have no interval):
@@ -37,8 +38,6 @@ the `paper` scale (:mod:`infsched.store`).
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import pandas as pd
@@ -257,41 +256,46 @@ def replications(scale: str = "default", seed: int = 0, *, replications: int | N
 
 
 def noise(reps: pd.DataFrame) -> pd.DataFrame:
-    """Per ``"item:quantity"`` of the replications: ``sd`` (ddof = 1), ``runs`` and ``ci``, our
-    95 % half-width ``1.96 sd`` of one run's number."""
+    """Per ``"item:quantity"`` of the replications: ``sd`` (ddof = 1), ``runs``, ``ci``,
+    ``1.96 sd`` (the spread of one run, for a reader's glance), and ``values``, the
+    replications' numbers, which :func:`with_noise` pools with the chapter's."""
     cols = [c for c in getattr(reps, "columns", []) if c != "replication"]
     require(isinstance(reps, pd.DataFrame) and len(reps) >= 2 and cols, "reps",
             type(reps).__name__, "must be a frame of at least two replications (one row each) "
             "with at least one quantity")
     sd = reps[cols].std(ddof=1)
-    return pd.DataFrame({"sd": sd, "runs": len(reps), "ci": Z95 * sd})
+    values = pd.Series({c: tuple(float(v) for v in reps[c].dropna()) for c in cols}, dtype=object)
+    return pd.DataFrame({"sd": sd, "runs": len(reps), "ci": Z95 * sd, "values": values})
 
 
 def with_noise(item: str, claims: dict, nz: pd.DataFrame) -> dict:
-    """``claims`` of ``item`` with every number the replications measured as
-    ``Measured(value, ci)``; a number that already carries an interval (Fig. 12's, over the
-    Bayesian optimisation's seeds, which the replications hold fixed) gets both added in
-    quadrature. Qualitative rows are unchanged."""
+    """``claims`` of ``item`` with every number the replications measured replaced by the book's
+    statistical rule (:func:`infsched.report.pooled`): the mean over the chapter's run and every
+    replication, with the 95 % prediction interval of one run (each of the paper's figures is one
+    run); a number that already carries an interval (Fig. 12's, over the Bayesian optimisation's
+    seeds, which the replications hold fixed) gets it added in quadrature. Qualitative rows are
+    unchanged."""
+    from infsched.report import ONE_RUN, pooled
+
     out = dict(claims)
     for q, v in claims.items():
         key = f"{item}:{q}"
-        if key not in nz.index or isinstance(v, (bool, np.bool_)):
+        if key not in nz.index or isinstance(v, (bool, np.bool_)) or not np.isfinite(nz.loc[key, "sd"]):
             continue
-        ci = float(nz.loc[key, "ci"])
         prior = v.ci if isinstance(v, Measured) else 0.0
-        out[q] = Measured(float(v), math.hypot(prior, ci))
+        out[q] = pooled((float(v),) + tuple(nz.loc[key, "values"]), ONE_RUN, extra_ci=prior)
     return out
 
 
 def noise_notes(item: str, claims: dict, nz: pd.DataFrame) -> dict:
-    """One note per measured number: how its interval was computed."""
+    """One note per pooled number: what was pooled, and the chapter's own run."""
     notes = {}
     for q, v in claims.items():
         key = f"{item}:{q}"
-        if key not in nz.index or isinstance(v, (bool, np.bool_)):
+        if key not in nz.index or isinstance(v, (bool, np.bool_)) or not np.isfinite(nz.loc[key, "sd"]):
             continue
-        s, n = float(nz.loc[key, "sd"]), int(nz.loc[key, "runs"])
-        text = f"our 95 % CI from {n} replications on new seeds: 1.96 × sd {s:.3g}"
+        text = (f"ours: the mean of the chapter's run ({float(v):.3g}) and {int(nz.loc[key, 'runs'])} "
+                "replications on new seeds")
         if isinstance(v, Measured) and v.ci > 0:
             text += f", ⊕ ±{v.ci:.2g} over the search seeds"
         notes[q] = text

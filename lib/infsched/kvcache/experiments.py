@@ -27,8 +27,8 @@ from infsched.kvcache.fig2 import (FIG2_PAPER, FIG2_PAPER_TRIALS, READINGS, clai
                                    fig2_example, fig2_point, fig2_readings, fig2_setting,
                                    fig2_small, reading_instance)
 from infsched.kvcache.fig3_tab1 import (TAB1_QUANTITIES, calibrate_kappa, claims_fig3, claims_tab1,
-                                        fig3, fig3_means, kappa_sensitivity, run_algorithms,
-                                        run_point, slopes, tab1)
+                                        fig3, fig3_means, kappa_sensitivity, note_tab1,
+                                        run_algorithms, run_point, slopes, tab1)
 from infsched.kvcache.fig5_11 import (alpha_beta_sweep, claims_alpha, claims_beta, claims_fig5,
                                       claims_memory, fig5, memory_trace,
                                       smallest_terminating_alpha, sweep_summary)
@@ -42,7 +42,7 @@ __all__ = ["SCALES", "ALGORITHMS", "DEMANDS", "M_LLAMA", "PAPER_RANGES", "READIN
            "claims_fig2", "fig2_comparison", "fig2_small", "claims_fig2_small", "fig2_by_n", "fig2_readings",
            "reading_instance", "fig2_example", "calibrate_kappa", "kappa_sensitivity", "run_algorithms", "fig3",
            "fig3_means", "slopes", "claims_fig3", "tab1",
-           "claims_tab1", "fig5", "claims_fig5", "memory_trace", "claims_memory", "alpha_beta_sweep",
+           "claims_tab1", "note_tab1", "fig5", "claims_fig5", "memory_trace", "claims_memory", "alpha_beta_sweep",
            "sweep_summary", "claims_alpha", "claims_beta", "smallest_terminating_alpha",
            "theorem_41_table", "claims_theorem_41", "theorem_43_table", "claims_theorem_43",
            "check_parameters", "EXPERIMENTS", "run_experiment",

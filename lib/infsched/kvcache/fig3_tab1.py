@@ -21,7 +21,8 @@ from infsched.report import Measured
 from infsched.sweep import default_processes, point_seed, run_sweep
 
 __all__ = ["run_point", "run_algorithms", "calibrate_kappa", "kappa_sensitivity", "fig3", "slopes",
-           "claims_fig3", "fig3_means", "tab1", "TAB1_QUANTITIES", "claims_tab1"]
+           "claims_fig3", "fig3_means", "tab1", "TAB1_QUANTITIES", "claims_tab1",
+           "note_tab1"]
 
 
 @results_version(1)
@@ -185,9 +186,22 @@ TAB1_QUANTITIES = {"MC-Benchmark": "ratio_mc_benchmark", "α=0.3": "ratio_a0.3",
                    "α=0.1, β=0.1": "ratio_a0.1_b0.1"}
 
 
+def note_tab1(stats: pd.DataFrame) -> str:
+    """The note of ``mcsf_lowest_every_run``: MC-SF's worst run against the best other run, and
+    whether MC-SF wins every run (the weaker, per-run property)."""
+    s = stats.set_index("algorithm")
+    others = s.drop("MC-SF")
+    best = others["min"].idxmin()
+    per_run = bool(stats.attrs.get("mcsf_lowest_every_run", False))
+    return (f"MC-SF's max {float(s.loc['MC-SF', 'max']):.3f} s against the lowest other min, "
+            f"{best}'s {float(others.loc[best, 'min']):.3f} s; per run, MC-SF is "
+            + ("the fastest in every run" if per_run else "not the fastest in every run"))
+
+
 def claims_tab1(stats: pd.DataFrame) -> dict:
     """Table 1: MC-SF's mean and standard deviation over runs, every algorithm's mean over
-    MC-SF's, MC-SF lowest in every run, MC-Benchmark below every α/β variant on the mean."""
+    MC-SF's, MC-SF's maximum over runs below every other algorithm's minimum (the table's
+    columns), MC-Benchmark below every α/β variant on the mean."""
     s = stats.set_index("algorithm")
     runs = int(stats.attrs.get("runs", 0))
     # 95 % half-widths over independent runs (normal approximation; a standard deviation's from
@@ -199,7 +213,10 @@ def claims_tab1(stats: pd.DataFrame) -> dict:
     for alg, q in TAB1_QUANTITIES.items():
         r, a_avg, a_sd = (float(s.loc[alg, c]) for c in ("ratio", "average", "std"))
         out[q] = Measured(r, r * float(np.hypot(z * a_sd / a_avg, z * m_sd / m_avg)) if runs > 1 else 0.0)
-    out["mcsf_lowest_every_run"] = bool(stats.attrs["mcsf_lowest_every_run"])
+    # the property Table 1 shows (its source's words): MC-SF's worst run below every other
+    # algorithm's best run, which is stronger than MC-SF winning each run (stats.attrs)
+    others = s.drop("MC-SF")
+    out["mcsf_lowest_every_run"] = bool(float(s.loc["MC-SF", "max"]) < float(others["min"].min()))
     alphas = s.drop(["MC-SF", "MC-Benchmark"])["average"]
     out["mc_benchmark_beats_alpha"] = bool(s.loc["MC-Benchmark", "average"] < alphas.min())
     return out

@@ -58,7 +58,7 @@ from infsched.sweep import default_processes, point_seed, run_sweep
 
 __all__ = ["PROMPT_MEAN", "OUTPUT_MEAN", "BASE", "AXES", "RegimeScale", "REGIME_SCALES",
            "UNIT_ROUND", "AB_GRID", "SERIAL_ROUNDS_LIMIT", "regime_instance", "benchmark_runs",
-           "regime_point", "regimes", "regime_summary"]
+           "regime_point", "regimes", "regime_summary", "online_losses"]
 
 PROMPT_MEAN, OUTPUT_MEAN = 10.0, 21.0
 #: the point every axis passes through: prompt CV 1, memory 4 mean peaks, load 2 (overloaded,
@@ -218,13 +218,39 @@ def regime_summary(df: pd.DataFrame) -> pd.DataFrame:
     optimum is at least this) and to the lower bound (``gap_hi``: at most this), the other
     policies' mean gaps to the best schedule (the α/β benchmarks' over the trials where some
     configuration terminated, ``alpha_trials`` and ``alphabeta_trials`` of them), and the
-    requests cut to fit."""
-    return (df.groupby(["axis", "value"], sort=False)
+    requests cut to fit. Beside the re-planning policy's mean, its worst trial
+    (``online_gap_worst``) and the trials where it is worse than MC-SF (``online_losses``): a
+    mean can hide losses."""
+    d = df.assign(_loss=(df["tel_online"] > df["tel_mcsf"]).astype(int))
+    return (d.groupby(["axis", "value"], sort=False)
             .agg(trials=("trial", "size"), mcsf_gap_lo=("mcsf_gap_lo", "mean"),
                  mcsf_gap_hi=("mcsf_gap_hi", "mean"), online_gap_lo=("online_gap_lo", "mean"),
+                 online_gap_worst=("online_gap_lo", "max"), online_losses=("_loss", "sum"),
                  mcbench_gap_lo=("mcbench_gap_lo", "mean"),
                  alphabeta_gap_lo=("alphabeta_gap_lo", "mean"),
                  alphabeta_trials=("alphabeta_gap_lo", "count"),
                  alpha_gap_lo=("alpha_gap_lo", "mean"), alpha_trials=("alpha_gap_lo", "count"),
                  clipped=("clipped", "sum"))
             .reset_index())
+
+
+def online_losses(df: pd.DataFrame) -> dict:
+    """Over the distinct trials of the sweep (the base point is on every axis: counted once):
+    ``trials``, ``worse`` (those where the re-planning policy's latency is above MC-SF's),
+    ``worst_loss`` (the largest ``tel_online / tel_mcsf - 1``) and where it is (``worst_at``:
+    axis = value, trial), and the range over points of the policy's worst trial's gap to the
+    best schedule (``worst_gap_min``, ``worst_gap_max``)."""
+    require(isinstance(df, pd.DataFrame) and len(df) > 0, "df", type(df).__name__,
+            "must be the frame of regimes() (one row per point and trial)")
+    keys = pd.DataFrame([{**BASE, a: float(v)} for a, v in zip(df["axis"], df["value"])],
+                        index=df.index)
+    d = df.assign(**{f"_{k}": keys[k] for k in BASE}).drop_duplicates(
+        [f"_{k}" for k in BASE] + ["trial"])
+    loss = d["tel_online"] / d["tel_mcsf"] - 1
+    at = d.loc[loss.idxmax()]
+    base = all(float(at[f"_{k}"]) == v for k, v in BASE.items())
+    worst = df.groupby(["axis", "value"], sort=False)["online_gap_lo"].max()
+    return {"trials": len(d), "worse": int((loss > 0).sum()), "worst_loss": float(loss.max()),
+            "worst_at": ("the base point" if base else f"{at['axis']} = {at['value']:g}")
+                        + f", trial {int(at['trial'])}",
+            "worst_gap_min": float(worst.min()), "worst_gap_max": float(worst.max())}

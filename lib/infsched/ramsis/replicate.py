@@ -11,10 +11,11 @@ noise: they rerun the evaluation of the chapter's own figure on ``replications``
 independent arrival streams (and latency draws), holding every policy and baseline table fixed
 (the artifact ships one set of policies and ModelSwitching tables; only its evaluation run is
 random), and apply the chapter's own claim function to each replicated figure, one row per
-replication with every numeric quantity. :func:`gain_noise` turns them into the standard
-deviation ``sd`` of one run's number, our 95 % half-width ``ci_ours = 1.96 sd``, and, for a number
-the paper itself took from one run of the same simulation (the artifact's gains), the 95 %
-half-width of the difference of two independent runs, ``ci = 1.96 sqrt(2) sd``.
+replication with every numeric quantity. :func:`gain_noise` collects them, with the standard
+deviation ``sd`` of one run's number; :func:`measured` applies the book's statistical rule
+(:func:`infsched.report.pooled`): ours is the mean over the chapter's run and every replication,
+judged, since each number the paper prints here is one run's (the artifact's simulation, the
+prototype), with the 95 % prediction interval of one run, ``t sd sqrt(1 + 1/n)``.
 
 These are new computations beside the chapter's (the point functions of
 :mod:`~infsched.ramsis.points` are unchanged): the policies and ModelSwitching's tables come from
@@ -45,7 +46,8 @@ from infsched.ramsis.scales import BATCHINGS, METHODS, PLOT_VIOLATION, TASK_WORK
 from infsched.ramsis.trace import twitter_schedule
 
 __all__ = ["GAIN_QUANTITIES", "REPLICATIONS", "REPLICA_KEY", "fig5_replica", "fig5_replications",
-           "fig6_replica", "fig6_replications", "fig11_replica", "fig11_replications", "gain_noise"]
+           "fig6_replica", "fig6_replications", "fig11_replica", "fig11_replications", "gain_noise",
+           "measured", "pooled_notes"]
 
 #: the artifact's four printed statistics, as ``data/paper/ramsis.csv`` names them
 GAIN_QUANTITIES = ("ramsis_minus_jf_mean", "ramsis_minus_jf_max", "ramsis_minus_ms_mean",
@@ -256,13 +258,39 @@ def fig5_replications(scale: str = "default", seed: int = 0, *, replications: in
 def gain_noise(reps: pd.DataFrame) -> pd.DataFrame:
     """Per numeric quantity of the replications (every column but ``replication``): ``sd``, the
     standard deviation of one run's number over the replications (ddof = 1), ``runs``,
-    ``ci_ours``, our 95 % half-width ``1.96 sd``, and ``ci``, the 95 % half-width of the
-    difference between two independent runs of the same simulation (ours and the artifact's),
-    ``1.96 * sqrt(2) * sd``."""
+    ``ci_ours``, ``1.96 sd`` (the spread of one run, for a reader's glance), ``ci``,
+    ``1.96 sqrt(2) sd`` (that of the difference of two runs), and ``values``, the replications'
+    numbers, which :func:`measured` pools with the chapter's."""
     cols = [c for c in getattr(reps, "columns", []) if c != "replication"]
     require(isinstance(reps, pd.DataFrame) and len(reps) >= 2 and cols, "reps",
             type(reps).__name__, "must be a frame of at least two replications (one row each) "
             "with at least one quantity")
     sd = reps[cols].std(ddof=1)
+    values = pd.Series({c: tuple(float(v) for v in reps[c].dropna()) for c in cols}, dtype=object)
     return pd.DataFrame({"sd": sd, "runs": len(reps), "ci_ours": 1.96 * sd,
-                         "ci": 1.96 * math.sqrt(2.0) * sd})
+                         "ci": 1.96 * math.sqrt(2.0) * sd, "values": values})
+
+
+def measured(claims: dict, noise: pd.DataFrame, quantities) -> dict:
+    """``claims`` with each of ``quantities`` that the replications measured replaced by the
+    book's statistical rule (:func:`infsched.report.pooled`): the mean over the chapter's run
+    and every replication, with the 95 % prediction interval of one run, since each number the
+    paper prints here (the artifact's gains, the prototype's savings and largest gains) is one
+    run's. A number that is undefined in the chapter's run (NaN) is left as it is."""
+    from infsched.report import ONE_RUN, pooled
+
+    out = dict(claims)
+    for q in quantities:
+        v = claims.get(q)
+        if (q in noise.index and q in _numbers({q: v}) and math.isfinite(float(v))
+                and np.isfinite(noise.loc[q, "sd"])):
+            out[q] = pooled((float(v),) + tuple(noise.loc[q, "values"]), ONE_RUN)
+    return out
+
+
+def pooled_notes(claims: dict, noise: pd.DataFrame, quantities, what: str = "replications") -> dict:
+    """A note per pooled quantity: what was pooled, and the chapter's own run."""
+    return {q: (f"ours: the mean of the chapter's run ({float(claims[q]):.3g}) and "
+                f"{int(noise.loc[q, 'runs'])} {what}")
+            for q in quantities if q in noise.index and q in _numbers({q: claims.get(q)})
+            and math.isfinite(float(claims[q])) and np.isfinite(noise.loc[q, "sd"])}

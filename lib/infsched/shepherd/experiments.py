@@ -401,15 +401,30 @@ def fig9(scale: str = "default", seed: int = 0, *, workers: int = 12, rate: floa
                           workers, lam, model_set_name, n_jobs, profile)
 
 
+#: the tightest SLO of Fig. 9 the paper plots (ms): "We omit SLOs <= 10ms"; its sweep runs 50-500
+PAPER_FIG9_MIN_SLO = 50.0
+
+
 def claims_fig9(f9: pd.DataFrame) -> dict:
-    g = f9.pivot_table(index=["variant", "slo_ms"], columns="system", values="goodput")
+    """Fig. 9's numbers over the paper's SLO range (50-500 ms, it omits 10 ms and below): the
+    largest multiple over Nexus at the tightest SLO and over Clockwork at any SLO, and whether
+    every system's goodput falls as the SLO tightens; plus the multiple over Nexus at the
+    sweep's own tightest SLO (10 ms at the ``paper`` scale), an extra row outside the paper's
+    range."""
+    g_all = f9.pivot_table(index=["variant", "slo_ms"], columns="system", values="goodput")
+    g = g_all[g_all.index.get_level_values("slo_ms") >= PAPER_FIG9_MIN_SLO]
+    require(len(g) > 0, "f9", sorted(set(f9["slo_ms"])),
+            f"must hold an SLO of at least {PAPER_FIG9_MIN_SLO:g} ms (the paper's range)")
     tight = g.xs(g.index.get_level_values("slo_ms").min(), level="slo_ms")
-    falls = all(_decreasing(f9[(f9.system == s) & (f9.variant == v)].sort_values(
+    tightest = g_all.xs(g_all.index.get_level_values("slo_ms").min(), level="slo_ms")
+    in_range = f9[f9["slo_ms"] >= PAPER_FIG9_MIN_SLO]
+    falls = all(_decreasing(in_range[(in_range.system == s) & (in_range.variant == v)].sort_values(
         "slo_ms", ascending=False)["goodput"], tol=0.03)
         for s in SYSTEMS for v in ("stable", "bursty"))
-    return {"sh_over_nexus_max": _finite((tight["SHEPHERD"] / tight["Nexus"]).max(),
-                                         "Nexus serves nothing at the tightest SLO under this "
-                                         "profile: the ratio is unbounded"),
+    unbounded = "Nexus serves nothing at the tightest SLO under this profile: the ratio is unbounded"
+    return {"sh_over_nexus_max": _finite((tight["SHEPHERD"] / tight["Nexus"]).max(), unbounded),
+            "sh_over_nexus_tightest_swept": _finite(
+                (tightest["SHEPHERD"] / tightest["Nexus"]).max(), unbounded),
             "sh_over_cw_max": _finite((g["SHEPHERD"] / g["Clockwork"]).max(),
                                       "Clockwork serves nothing at some SLO under this profile"),
             "all_fall_as_slo_tightens": bool(falls)}

@@ -13,12 +13,12 @@ workloads, each drawn from a base seed the chapter's own run never uses
 (:func:`replica_seed`), with every other setting the chapter's (the scale's horizon, streams,
 runs averaged per point, the profile), and apply the chapter's own claim functions
 (:func:`~infsched.shepherd.experiments.claims_fig7` etc.) to each replicated figure, one row per
-replication with every numeric quantity. :func:`gain_noise` turns them into ``sd``, the standard
-deviation of one run's number over the replications, and our 95 % half-width
-``ci_ours = 1.96 sd``; :func:`measured` hands the chapter's numbers to
-:func:`infsched.report.compare` as :class:`~infsched.report.Measured` values carrying it. The
-paper states neither its runs nor their spread (its Figs. 7-11 come from one testbed or emulation
-run each, on the Azure trace, not our simulation), so only our side's noise is added.
+replication with every numeric quantity. :func:`gain_noise` collects them (and ``sd``, the standard
+deviation of one run's number over the replications); :func:`measured` applies the book's
+statistical rule (:func:`infsched.report.pooled`): ours is the mean over the chapter's run and
+every replication, and, since the paper's Figs. 7-11 come from one testbed or emulation run each
+(on the Azure trace, not our simulation), it is judged with the 95 % prediction interval of one
+run, ``t sd sqrt(1 + 1/n)``. The paper states no spread, so nothing is added on its side.
 
 Each replication computes only the points the figure's *numbers* read (the highest load of
 Fig. 7; every SLO of Fig. 9; the largest cluster, and Clockwork from 200 workers up, of Fig. 10),
@@ -177,7 +177,7 @@ def fig7_replica(scale: str, seed: int, r: int, workers: int, slo_ms: float, lam
     return {"replication": r, **_numbers(ex.claims_fig7(f))}
 
 
-@results_version(1)
+@results_version(2)
 def fig9_replica(scale: str, seed: int, r: int, workers: int, lam: float, model_set_name: str,
                  profile) -> dict:
     """Replication ``r`` of Fig. 9: the numeric quantities of
@@ -239,29 +239,40 @@ def gain_noise(reps: pd.DataFrame) -> pd.DataFrame:
     """Per numeric quantity of the replications (every column but ``replication``): ``sd``, the
     standard deviation of one run's number over the replications (ddof = 1; a quantity some
     replication lacks is taken over those that have it), ``runs``, the replications it is
-    taken over, and ``ci_ours``, our 95 % half-width ``1.96 sd`` (normal approximation)."""
+    taken over, ``ci_ours``, ``1.96 sd`` (the spread of one run, for a reader's glance), and
+    ``values``, the replications' numbers, which :func:`measured` pools with the chapter's."""
     cols = [c for c in getattr(reps, "columns", []) if c != "replication"]
     require(isinstance(reps, pd.DataFrame) and len(reps) >= 2 and cols, "reps",
             type(reps).__name__, "must be a frame of at least two replications (one row each) "
             "with at least one quantity")
     sd = reps[cols].std(ddof=1)
-    return pd.DataFrame({"sd": sd, "runs": reps[cols].notna().sum(), "ci_ours": 1.96 * sd})
+    values = pd.Series({c: tuple(float(v) for v in reps[c].dropna()) for c in cols}, dtype=object)
+    return pd.DataFrame({"sd": sd, "runs": reps[cols].notna().sum(), "ci_ours": 1.96 * sd,
+                         "values": values})
 
 
 def measured(claims: dict, noise: pd.DataFrame) -> dict:
-    """``claims`` with each number that has a finite interval in ``noise`` (:func:`gain_noise`)
-    as :class:`~infsched.report.Measured` ``(value, ci_ours)``; the rest unchanged."""
-    from infsched.report import Measured
+    """``claims`` with each number the replications measured replaced by the book's statistical
+    rule (:func:`infsched.report.pooled`): the mean over the chapter's run and every replication,
+    with the 95 % prediction interval of one run, since each of the paper's Figs. 7-11 is one
+    testbed or emulation run; the rest unchanged."""
+    from infsched.report import ONE_RUN, pooled
 
     out = dict(claims)
     for q, v in claims.items():
-        if (q in noise.index and q in _numbers({q: v}) and np.isfinite(noise.loc[q, "ci_ours"])):
-            out[q] = Measured(float(v), float(noise.loc[q, "ci_ours"]))
+        if q in noise.index and q in _numbers({q: v}) and np.isfinite(noise.loc[q, "sd"]):
+            out[q] = pooled((float(v),) + tuple(noise.loc[q, "values"]), ONE_RUN)
     return out
 
 
-def noise_notes(noise: pd.DataFrame, quantities) -> dict:
-    """A note per quantity that has an interval: how it was computed."""
-    return {q: f"our 95 % CI from {int(noise.loc[q, 'runs'])} replications on new workloads: "
-               f"1.96 × sd {noise.loc[q, 'sd']:.3g}"
-            for q in quantities if q in noise.index and np.isfinite(noise.loc[q, "ci_ours"])}
+def noise_notes(noise: pd.DataFrame, quantities, claims: dict | None = None) -> dict:
+    """A note per quantity that has an interval: what was pooled, and the chapter's own run."""
+    claims = claims or {}
+    out = {}
+    for q in quantities:
+        if q in noise.index and np.isfinite(noise.loc[q, "sd"]):
+            own = claims.get(q)
+            out[q] = ("ours: the mean of the chapter's run"
+                      + (f" ({float(own):.3g})" if own is not None else "")
+                      + f" and {int(noise.loc[q, 'runs'])} replications on new workloads")
+    return out
