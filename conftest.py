@@ -6,8 +6,8 @@ Run the unit tests and every chapter (the command that was checked to work)::
 
 * ``--dist loadfile`` is required with xdist: every cell of a notebook must run on the same
   worker (one kernel per notebook).
-* ``--nbval-lax`` executes every code cell and compares outputs only for cells whose source
-  contains ``# NBVAL_CHECK_OUTPUT``. ``--nbval-current-env`` runs the kernel from the Python
+* ``--nbval-lax`` executes every code cell and compares outputs only for cells tagged
+  ``nbval-check-output`` (or whose source contains ``# NBVAL_CHECK_OUTPUT``). ``--nbval-current-env`` runs the kernel from the Python
   running pytest (this conftest also turns it on when neither it nor ``--nbval-kernel-name``
   is given).
 * A ``.md`` file is collected as a notebook when its front matter has a jupytext header; other
@@ -124,9 +124,12 @@ def _reference_dir() -> Path:
 
 
 def _merge_reference(nb: Any, chapter: str) -> list[int]:
-    """Copy stored outputs into the cells marked NBVAL_CHECK_OUTPUT; return the indices (among
-    code cells) of marked cells that have no stored counterpart."""
+    """Copy stored outputs into the checked cells (tag ``nbval-check-output`` or comment
+    ``# NBVAL_CHECK_OUTPUT``); return the indices (among code cells) of checked cells that have
+    no stored counterpart."""
     import nbformat
+
+    from infsched.book import is_checked
 
     ref_path = _reference_dir() / f"{chapter}.ipynb"
     stored: dict[str, Any] = {}
@@ -138,7 +141,7 @@ def _merge_reference(nb: Any, chapter: str) -> list[int]:
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
-        if "NBVAL_CHECK_OUTPUT" in cell.source:
+        if is_checked(cell):
             ref_cell = stored.get(cell.source.strip())
             if ref_cell is None:
                 missing.append(code_index)
@@ -199,7 +202,7 @@ def _fail_after_run(item: Any, path: Path) -> None:
     def runtest() -> None:
         run()
         pytest.fail(
-            f"{path.name} cell {item.cell_num} is marked # NBVAL_CHECK_OUTPUT but {ref} has no "
+            f"{path.name} cell {item.cell_num} is tagged nbval-check-output but {ref} has no "
             f"cell with the same source; run: python -m infsched.runner --refresh-nbval {path.stem}",
             pytrace=False,
         )

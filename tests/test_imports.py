@@ -9,7 +9,7 @@ The rule. Every module belongs to a layer, by its top-level name under ``infsche
 
 0. ``infsched`` (the package itself, ``__version__``) and ``errors``;
 1. the shared tools every chapter uses: ``limits``, ``des``, ``workload``, ``metrics``,
-   ``optim``, ``plotting``, ``pages``, ``report``, ``profiles`` (profiles, the profile
+   ``optim``, ``plotting``, ``pages``, ``wording``, ``report``, ``profiles`` (profiles, the profile
    registry, raw-profile files and their fits), ``cache``, ``progress``, ``sweep``, ``store`` and ``headlines`` (the front page's claims)
    (the committed results store the sweeps read; imported by every chapter's experiments, so
    they sit below them);
@@ -46,7 +46,7 @@ LAYERS: dict[str, int] = {
     "infsched": 0, "errors": 0,
     "limits": 1, "des": 1, "workload": 1, "metrics": 1, "optim": 1, "plotting": 1, "pages": 1,
     "report": 1, "profiles": 1, "cache": 1, "progress": 1, "sweep": 1, "store": 1,
-    "headlines": 1,
+    "headlines": 1, "wording": 1,
     "tad": 2, "ramsis": 2, "kvcache": 2, "kairos": 2, "shepherd": 2,
     "serving": 3,
     "book": 4, "interrupts": 4, "runner": 4, "params": 4, "chapters": 4, "cli": 4, "profiling": 4,

@@ -46,3 +46,27 @@ def test_thin_within_groups_picks_each_groups_own_values():
     t = pages.thin(flat, "load", within="task")
     assert t["load"].tolist() == [400, 1200, 2000, 100, 300, 400]
     assert pages.thin(flat.set_index(["task", "load"]), "load", within=["task"]).shape == (6, 1)
+
+
+def test_readable_writes_a_dash_for_missing_values_and_keeps_the_numbers():
+    t = pd.DataFrame({"model": ["a", "b"], "ms": [1.23456, float("nan")], "ok": [True, None]})
+    r = pages.readable(t, 2)
+    assert r["ms"].tolist() == [1.23, "—"] and r["ok"].tolist() == [True, "—"]
+    assert "NaN" not in r.to_string() and "None" not in r.to_string()
+    full = pages.readable(t.dropna())                     # nothing missing: only rounded (none)
+    assert full["ms"].tolist() == [1.23456] and full["ms"].dtype == float
+    assert pages.readable(t, missing="n/a")["ms"].iloc[1] == "n/a"
+    with pytest.raises(ConfigError, match="digits = -1"):
+        pages.readable(t, -1)
+
+
+def test_folded_keeps_a_short_table_and_folds_a_long_one():
+    short = pd.DataFrame({"x": range(10)})
+    assert pages.folded(short, "short") is short                          # at the limit: as it is
+    long = pd.DataFrame({"x": range(11)})
+    f = pages.folded(long, "long")
+    assert isinstance(f, pages.Summarised) and len(f.summary) == 6 and len(f.full) == 11
+    assert "Download all 11 rows (long.csv)" in f._repr_html_()
+    assert pages.folded(long, "long", keep=11) is long
+    with pytest.raises(ConfigError, match="keep = 0"):
+        pages.folded(long, "long", keep=0)

@@ -20,7 +20,8 @@ from chapter_header import HEADER
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def chapter(title, check_source, params='import os\nscale = os.environ.get("INFSCHED_SCALE", "default")\nn = 3'):
+def chapter(title, check_source, params='import os\nscale = os.environ.get("INFSCHED_SCALE", "default")\nn = 3',
+            check_tags=""):
     return HEADER + f"""
 # {title}
 
@@ -37,12 +38,15 @@ print("unchecked", total)
 ```
 
 ```{{code-cell}} ipython3
-{check_source}
+{check_tags}{check_source}
 ```
 """
 
 
 GOOD = '# NBVAL_CHECK_OUTPUT\nprint(f"total={total} scale={scale}")'
+#: the same check as a cell tag (what the chapters use: the page shows no marker comment)
+TAGGED = dict(check_source='print(f"total={total} scale={scale}")',
+              check_tags=":tags: [hide-input, nbval-check-output]\n")
 
 
 @pytest.fixture
@@ -108,22 +112,31 @@ def test_refresh_and_nbval_through_conftest(book, tmp_path):
     stored counterpart fails with the refresh command, a cell that writes to stderr fails."""
     (book / "good.md").write_text(chapter("Good", GOOD))
     (book / "wrong.md").write_text(chapter("Wrong", GOOD))
-    stored = runner.main(["--refresh-nbval", "good", "wrong"])
+    (book / "tagged.md").write_text(chapter("Tagged", **TAGGED))
+    (book / "tagwrong.md").write_text(chapter("Tagwrong", **TAGGED))
+    stored = runner.main(["--refresh-nbval", "good", "wrong", "tagged", "tagwrong"])
     assert stored == 0
     ref = nbformat.read(tmp_path / "nbval" / "good.ipynb", as_version=4)
     code = [c for c in ref.cells if c.cell_type == "code"]
     assert code[1].outputs == []  # unchecked cells are stored without outputs
     assert code[2].outputs[0]["text"] == "total=3 scale=smoke\n"
     assert "papermill" not in ref.metadata
+    tagged = [c for c in nbformat.read(tmp_path / "nbval" / "tagged.ipynb", as_version=4).cells
+              if c.cell_type == "code"]
+    assert tagged[1].outputs == [] and tagged[2].outputs[0]["text"] == "total=3 scale=smoke\n"
     # tamper with one reference; add a chapter that was never refreshed
     wrong = nbformat.read(tmp_path / "nbval" / "wrong.ipynb", as_version=4)
     [c for c in wrong.cells if c.cell_type == "code"][2].outputs[0]["text"] = "total=4 scale=smoke\n"
     nbformat.write(wrong, tmp_path / "nbval" / "wrong.ipynb")
+    tw = nbformat.read(tmp_path / "nbval" / "tagwrong.ipynb", as_version=4)
+    [c for c in tw.cells if c.cell_type == "code"][2].outputs[0]["text"] = "total=5 scale=smoke\n"
+    nbformat.write(tw, tmp_path / "nbval" / "tagwrong.ipynb")
     (book / "stale.md").write_text(chapter("Stale", GOOD))
     (book / "intro.md").write_text("# Intro\n")  # no jupytext header: not collected
     (book / "noisy.md").write_text(chapter("Noisy", 'import sys\nsys.stderr.write("careful\\n")'))
 
-    env = dict(os.environ, PYTHONPATH=str(ROOT), INFSCHED_SCALE="smoke")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "lib")]),
+               INFSCHED_SCALE="smoke")
     env.pop("PYTEST_XDIST_WORKER", None)
     r = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider", "-q", "-rA",
@@ -133,11 +146,12 @@ def test_refresh_and_nbval_through_conftest(book, tmp_path):
     assert r.returncode == 1, out + r.stderr
     assert "PASSED book/good.md::Cell 2" in out
     assert "FAILED book/wrong.md::Cell 2" in out
+    assert "PASSED book/tagged.md::Cell 2" in out and "FAILED book/tagwrong.md::Cell 2" in out
     assert "PASSED book/stale.md::Cell 1" in out and "FAILED book/stale.md::Cell 2" in out
     assert "run: python -m infsched.runner --refresh-nbval stale" in out
     assert "intro" not in out
     assert "FAILED book/noisy.md::Cell 2" in out and "wrote to stderr" in out and "careful" in out
-    assert "3 failed, 9 passed" in out
+    assert "4 failed, 14 passed" in out
 
 
 def test_refresh_unknown_chapter(book, capsys):

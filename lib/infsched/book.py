@@ -23,11 +23,23 @@ from typing import Any
 
 from .errors import ConfigError, config_error, require
 
-__all__ = ["CHECK_MARKER", "SCALES", "ChapterInfo", "DefaultExpr", "book_dir", "list_chapters",
-           "nbval_dir", "read_chapter"]
+__all__ = ["CHECK_MARKER", "CHECK_TAG", "SCALES", "ChapterInfo", "DefaultExpr", "book_dir", "list_chapters",
+           "is_checked", "nbval_dir", "read_chapter"]
 
 SCALES: tuple[str, ...] = ("smoke", "default", "paper")
 CHECK_MARKER = "NBVAL_CHECK_OUTPUT"
+#: the cell tag with the same meaning (nbval reads both); chapters use the tag, so that the
+#: rendered page shows no marker comment
+CHECK_TAG = "nbval-check-output"
+
+
+def is_checked(cell: Any) -> bool:
+    """True for a code cell whose outputs nbval compares: tagged ``nbval-check-output`` or
+    holding a ``# NBVAL_CHECK_OUTPUT`` comment."""
+    if cell.get("cell_type") != "code":
+        return False
+    tags = (cell.get("metadata") or {}).get("tags") or []
+    return CHECK_TAG in tags or CHECK_MARKER in cell.get("source", "")
 
 
 class DefaultExpr(str):

@@ -23,7 +23,7 @@ import pandas as pd
 
 from .errors import require
 
-__all__ = ["thin", "summarised", "Summarised"]
+__all__ = ["MISSING", "folded", "readable", "thin", "summarised", "Summarised"]
 
 
 def thin(df: pd.DataFrame, by: str, keep: int = 3, *, within: "str | list[str] | None" = None) -> pd.DataFrame:
@@ -99,3 +99,31 @@ def summarised(full: pd.DataFrame, name: str, *, summary: pd.DataFrame | None = 
     if summary is None:
         summary = full if len(full) <= 6 else pd.concat([full.head(3), full.tail(3)])
     return Summarised(summary, full, name, index, caption)
+
+
+#: what a reader sees for a missing value in a displayed table (the page says what it means)
+MISSING = "—"
+
+
+def readable(df: pd.DataFrame, digits: int | None = None, *, missing: str = MISSING) -> pd.DataFrame:
+    """``df`` for display: floats rounded to ``digits`` (if given) and every missing value
+    (``NaN``, ``None``) written as ``missing``, so that no page shows ``NaN``. The numbers are
+    unchanged otherwise; the chapter says what the dash means where it shows the table."""
+    require(isinstance(df, pd.DataFrame), "df", type(df).__name__, "must be a DataFrame")
+    require(digits is None or (isinstance(digits, int) and digits >= 0), "digits", digits,
+            "must be None or a non-negative integer")
+    out = df.round(digits) if digits is not None else df.copy()
+    holes = out.isna()
+    if not holes.to_numpy().any():
+        return out
+    out = out.astype(object)
+    return out.where(~holes, missing)
+
+
+def folded(df: pd.DataFrame, name: str, *, keep: int = 10, index: bool = True,
+           caption: str | None = None) -> "pd.DataFrame | Summarised":
+    """``df`` itself when it has at most ``keep`` rows; else :func:`summarised` (its first and
+    last rows in view, every row folded beneath and as ``<name>.csv``)."""
+    require(isinstance(keep, int) and keep >= 1, "keep", keep, "must be a positive integer")
+    require(isinstance(df, pd.DataFrame), "df", type(df).__name__, "must be a DataFrame")
+    return df if len(df) <= keep else summarised(df, name, index=index, caption=caption)

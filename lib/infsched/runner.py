@@ -17,7 +17,7 @@ the run started (the kernel's sweep workers too) and raises :class:`ChapterInter
 the cache. The kernel's own stdout and stderr go to ``kernel.log`` in the run folder (removed
 when empty).
 
-Refresh the stored outputs that nbval checks (cells marked ``# NBVAL_CHECK_OUTPUT``)::
+Refresh the stored outputs that nbval checks (cells tagged ``nbval-check-output``)::
 
     python -m infsched.runner --refresh-nbval [chapter ...]
 
@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from .book import (CHECK_MARKER, SCALES, ChapterInfo, DefaultExpr, _get_chapter, book_dir,
-                   list_chapters, nbval_dir, read_chapter)
+                   is_checked, list_chapters, nbval_dir, read_chapter)
 from .errors import ConfigError, config_error, require
 from .interrupts import ChapterInterrupted, stop_on_signal
 
@@ -295,9 +295,10 @@ def _execute(info: ChapterInfo, params: dict[str, Any], kernel: str, timeout: fl
 # --------------------------------------------------------------------------- nbval references
 
 def _strip_unchecked(nb: Any) -> Any:
-    """Keep outputs only of cells marked ``# NBVAL_CHECK_OUTPUT`` (the ones nbval compares)."""
+    """Keep outputs only of cells tagged ``nbval-check-output`` or marked
+    ``# NBVAL_CHECK_OUTPUT`` (the ones nbval compares)."""
     for cell in nb.cells:
-        if cell.cell_type == "code" and CHECK_MARKER not in cell.source:
+        if cell.cell_type == "code" and not is_checked(cell):
             cell.outputs = []
             cell.execution_count = None
     return nb

@@ -128,7 +128,7 @@ class Kernel:
 
 def transition_kernel(lam: float, workers: int, n_max: int, grid: np.ndarray, slo: float,
                       tau: float) -> Kernel:
-    """The factorised kernel of spec §2.6 for one service time ``τ`` (ms).
+    """The factorised kernel (the module docstring) for one service time ``τ`` (ms).
 
     Given ``a`` central arrivals needed before the worker's next query, new worker queries come at
     central arrivals ``a, a+K, a+2K, …``. With ``W ~ Pois(λ(τ−t))`` and ``F_W`` its CDF,
