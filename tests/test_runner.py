@@ -12,10 +12,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from chapter_header import HEADER
 from infsched import runner
 from infsched.errors import ConfigError
-
-from chapter_header import HEADER
 
 ROOT = Path(__file__).resolve().parents[1]
 

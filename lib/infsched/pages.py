@@ -26,7 +26,7 @@ from .errors import require
 __all__ = ["MISSING", "folded", "readable", "thin", "summarised", "Summarised"]
 
 
-def thin(df: pd.DataFrame, by: str, keep: int = 3, *, within: "str | list[str] | None" = None) -> pd.DataFrame:
+def thin(df: pd.DataFrame, by: str, keep: int = 3, *, within: str | list[str] | None = None) -> pd.DataFrame:
     """The rows of ``df`` whose ``by`` (a column or an index level) is one of ``keep`` evenly
     spaced values among its sorted distinct values, the first and the last included; with
     ``within`` (columns or index levels), the values are picked in each group separately."""
@@ -121,7 +121,7 @@ def readable(df: pd.DataFrame, digits: int | None = None, *, missing: str = MISS
 
 
 def folded(df: pd.DataFrame, name: str, *, keep: int = 10, index: bool = True,
-           caption: str | None = None) -> "pd.DataFrame | Summarised":
+           caption: str | None = None) -> pd.DataFrame | Summarised:
     """``df`` itself when it has at most ``keep`` rows; else :func:`summarised` (its first and
     last rows in view, every row folded beneath and as ``<name>.csv``)."""
     require(isinstance(keep, int) and keep >= 1, "keep", keep, "must be a positive integer")

@@ -10,8 +10,14 @@ import pytest
 
 from infsched.errors import ConfigError
 from infsched.kairos.batches import BatchDist
-from infsched.kairos.bound import (NO_LIMIT, BoundProfile, fluid_lp_bound, threshold_index,
-                                   upper_bound, upper_bound_one)
+from infsched.kairos.bound import (
+    NO_LIMIT,
+    BoundProfile,
+    fluid_lp_bound,
+    threshold_index,
+    upper_bound,
+    upper_bound_one,
+)
 from infsched.kairos.model import MODELS, QOS_MS, configurations
 
 AUX = (1, 2, 3)

@@ -13,7 +13,6 @@ import numpy as np
 from scipy import sparse
 
 from infsched.errors import one_of, require
-from infsched.ramsis import kernel as kern
 from infsched.ramsis.mdp import WorkerMDP
 from infsched.ramsis.model import MDPConfig
 from infsched.ramsis.variable import BATCH_SIZES, MemoryLimitError, arrival_law, head_law

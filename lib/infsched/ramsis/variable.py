@@ -82,10 +82,9 @@ from scipy.sparse.linalg import splu
 from scipy.special import betainc, pdtr, pdtrc
 
 from infsched.errors import ConfigError, one_of, require
-from infsched.ramsis import headlaw as hl
-from infsched.ramsis import kernel as kern
-from infsched.ramsis.worker import ConvergenceError, WorkerMDP
+from infsched.ramsis import headlaw as hl, kernel as kern
 from infsched.ramsis.model import MDPConfig, check_feasible, slack_grid
+from infsched.ramsis.worker import ConvergenceError, WorkerMDP
 
 __all__ = ["BATCH_SIZES", "MemoryLimitError", "VariableMDP", "arrival_law", "head_law", "transition_row",
            "brute_force_row"]

@@ -4,7 +4,7 @@ and the papers' claims checked on common ground (spec headtohead §3-4)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
