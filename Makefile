@@ -1,6 +1,6 @@
 # Two commands do all the set-up on a fresh machine with Python 3.11:
 #   make book   -> .venv, pinned requirements, the library, every chapter executed, HTML in _build/html
-#   make test   -> the same set-up, then the whole test suite (chapters at smoke scale)
+#   make test   -> the same set-up, then ruff and the whole test suite (chapters at smoke scale)
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -47,7 +47,9 @@ browser:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo "sudo -n" ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core; }
 
+# the linter first (seconds; its rules are in pyproject.toml), then the suite
 test: $(STAMP) browser
+	$(BIN)/ruff check lib tests benchmarks conftest.py
 	INFSCHED_SCALE=smoke $(BIN)/python -m pytest -n $(JOBS) --dist loadfile --nbval-lax tests book
 
 bench: $(STAMP)

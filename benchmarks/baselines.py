@@ -30,7 +30,6 @@ import math
 from bisect import bisect_left, bisect_right, insort
 from collections import deque
 
-
 # ============================================================================ Shepherd FLEX
 
 def flex_heapq(arrival, deadline, model, L, n_gpus: int, lam: float, b_max: int):

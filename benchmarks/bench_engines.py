@@ -246,7 +246,6 @@ def kvcache_row(costs) -> dict:
     eng, res = _cpu(run, REPEATS)
     py, pres = _cpu(lambda: run(engine="python"))
     assert np.array_equal(res.latency, pres.latency, equal_nan=True)
-    rounds = res.rounds / n
     steps = float(np.sum(o)) / n            # token steps: a running request moves each round
     return {"engine": "KV-cache MC-SF (10k requests)", "unit": "requests",
             "engine_per_s": n / eng, "reference_per_s": n / py, "plain_per_s": n / py,

@@ -122,7 +122,7 @@ def main() -> dict:
     print(f"\nAllowable throughput (bisection), RM2 {CONFIG}")
     for r in bis:
         print(f"  {r['policy']:>20}: {r['seconds'] * 1e3:8.2f} ms")
-    print(f"\nExhaustive tables, one core: " + ", ".join(
+    print("\nExhaustive tables, one core: " + ", ".join(
         f"{m} {s:.1f} s" for m, s in tab["per_model_s"].items())
         + f"; all five {tab['total_one_core_s']:.1f} s (goal {TABLE_GOAL_S:g} s on two cores: "
           f"{tab['goal_over_ours']:.0f}x inside it)")

@@ -41,8 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from infsched.profiles import load_profile
-from infsched.serving import POLICIES, ServingConfig, Zoo, simulate
-from infsched.serving import experiments as ex
+from infsched.serving import POLICIES, ServingConfig, Zoo, experiments as ex, simulate
 from infsched.serving.policies import FLEX_FAMILY, TAD_FAMILY
 from infsched.serving.reference import simulate_reference
 from infsched.serving.scenarios import tad_system
@@ -189,6 +188,7 @@ def main() -> dict:
                               paper_engine="infsched.tad.sim"))
     # RAMSIS on its own scenario: the same arrivals on both engines
     import numpy as np
+
     from infsched.ramsis.policy import PolicyTable
     from infsched.ramsis.sim import simulate_ramsis
     from infsched.workload import poisson_arrivals

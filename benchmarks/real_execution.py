@@ -64,9 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     from infsched.profiling.timing import device_name
     from infsched.profiling.workers import DEFAULT_MODELS, WorkerPool, measure_profile
     from infsched.serving import realexec as rx
-    from infsched.serving.zoo import Zoo
     from infsched.serving.labels import LABELS
     from infsched.serving.streams import WORKLOADS, arrivals
+    from infsched.serving.zoo import Zoo
 
     require(a.seconds > 0, "--seconds", a.seconds, "must be > 0")
     require(len(a.loads) >= 1 and all(x > 0 for x in a.loads), "--loads", a.loads, "must be loads > 0")
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
                 "max_batch": zoo.max_batch, "threads": pool.threads, "machine": platform.node(),
                 "cpu": device_name("cpu"), "cpu_count": os.cpu_count(), "torch": pool.torch_version,
                 "python": platform.python_version(),
-                "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+                "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")}
         for li, load in enumerate(a.loads):
             rate = load * cap
             rng = np.random.default_rng([a.seed, li])  # one stream per load, the same for every contender

@@ -10,15 +10,20 @@ figure's points). Not a ``bench_*`` file: ``make bench`` does not run it.
 Measured on 2026-11-25: Fig. 1, 24 points, max |z| 0.95; Fig. 6, 120 points, mean z +0.10,
 sd 0.83, two with |z| > 2 (max 2.41), none > 3; Fig. 7, 40 points, max |z| 1.97.
 """
-import sys, math, time
-import numpy as np
+import math
+import sys
 from pathlib import Path
+
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_tad, bench_sweep as bs
+import bench_sweep as bs
+import bench_tad
 import infsched.tad.experiments as tad
 from infsched.tad import bound
 from infsched.tad.model import MAIN
 from infsched.tad.sim import simulate
+
 prev = bench_tad.previous_engine()
 out = []
 for fig in ("fig1", "fig6", "fig7"):

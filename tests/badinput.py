@@ -19,8 +19,9 @@ a fractional batch size) that every chapter taking ``-p profile=...`` is checked
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import pytest
 

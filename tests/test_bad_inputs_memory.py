@@ -6,10 +6,10 @@ say which it is. The platform is simulated by monkeypatching."""
 import resource
 
 import pytest
+from tests.badinput import check
 
 from infsched import limits
 from infsched.errors import ConfigError
-from tests.badinput import check
 
 GiB = 2**30
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 
 import pytest
+
 from infsched.chapters import sweep_chapter
 from infsched.cli import count_seeds, main
 from infsched.errors import ConfigError

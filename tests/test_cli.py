@@ -8,10 +8,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from infsched.cli import main, parse_param
-
 from chapter_header import HEADER
-
+from infsched.cli import main, parse_param
 
 DEMO = HEADER + '''
 # A demo chapter

@@ -90,8 +90,9 @@ def test_interrupted_run_stops_everything_and_keeps_the_cache(tmp_path, monkeypa
     # a rerun (here the chapter's sweep itself, in this process) computes only the missing points
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("COUNTER", str(counter))
-    from infsched.sweep import run_sweep
     from slowpoint import point
+
+    from infsched.sweep import run_sweep
 
     before = len(counter.read_text())
     df = run_sweep(point, [{"i": i} for i in range(12)], cache_dir=cache)

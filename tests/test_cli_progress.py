@@ -14,8 +14,8 @@ import pytest
 
 from chapter_header import HEADER
 from infsched import limits, runner
-from infsched.cli import RunProgress, main
 from infsched.cache import _header
+from infsched.cli import RunProgress, main
 from infsched.sweep import run_sweep
 
 SLOW = HEADER + '''

@@ -8,9 +8,9 @@ import os
 import pandas as pd
 import pytest
 
+from infsched.chapters import sweep_chapter
 from infsched.cli import main, parse_seeds, parse_values
 from infsched.errors import ConfigError
-from infsched.chapters import sweep_chapter
 from infsched.tad import experiments as tad
 
 ARGS = ["sweep", "tad", "-e", "fig5", "-p", "a_star=72,76", "-p", "n_rhos=5", "--scale", "smoke",

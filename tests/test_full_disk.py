@@ -10,6 +10,7 @@ import errno
 
 import pandas as pd
 import pytest
+
 from infsched import atomic
 from infsched.cli import main
 from infsched.sweep import run_sweep

@@ -6,6 +6,7 @@ import json
 
 import pandas as pd
 import pytest
+
 from infsched import headlines, pages, report
 from infsched.errors import ConfigError
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from infsched.cli import main, parse_param
 from infsched.errors import ConfigError
 from infsched.sweep import run_sweep

@@ -166,8 +166,6 @@ def test_unused_points_are_pruned(scratch, tmp_path, monkeypatch):
 
 
 # ---- plug-in policies in the store: by reference to a library function, never a notebook's
-from infsched import store
-from infsched.errors import ConfigError
 
 def test_library_policy_round_trips_by_reference():
     from infsched.serving.examples import idle_cascade

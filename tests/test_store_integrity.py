@@ -10,6 +10,7 @@ import json
 import re
 
 import pytest
+
 from infsched import store
 from infsched.cli import main
 from infsched.errors import ConfigError

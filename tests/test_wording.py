@@ -1,10 +1,9 @@
 """Generated phrases at their edge cases: no points, one point, several."""
 
+import pandas as pd
 import pytest
 
 from infsched.errors import ConfigError
-import pandas as pd
-
 from infsched.wording import and_list, at_points, shared_parts, verdicts_once
 
 

@@ -4,8 +4,12 @@ import numpy as np
 import pytest
 
 from infsched.errors import ConfigError
-from infsched.workload import (PiecewiseRate, mmpp_arrivals, piecewise_poisson_arrivals,
-                               poisson_arrivals)
+from infsched.workload import (
+    PiecewiseRate,
+    mmpp_arrivals,
+    piecewise_poisson_arrivals,
+    poisson_arrivals,
+)
 
 
 def rng(seed=0):

@@ -19,9 +19,10 @@ import os
 import pickle
 import sys
 import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -210,7 +211,7 @@ def provenance(point: Mapping[str, Any], seconds: float, cpu_s: float, version: 
     return {"params": json.loads(json.dumps(dict(point), sort_keys=True, default=_jsonable)),
             "wall_s": round(float(seconds), 4), "cpu_s": round(float(cpu_s), 4),
             "code_version": version, "commit": _commit(),
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "machine": f"{platform.node()} ({platform.machine()}, {os.cpu_count()} cores)",
             "load": load}
 

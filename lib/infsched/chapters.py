@@ -19,16 +19,23 @@ import importlib
 import inspect
 import itertools
 import os
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .errors import config_error, nearest_name, require
 from .runner import _env
-from .sweep import (PROCESSES_ENV, _client, _dask_target, default_processes, inner_progress,
-                    run_sweep)
+from .sweep import (
+    PROCESSES_ENV,
+    _client,
+    _dask_target,
+    default_processes,
+    inner_progress,
+    run_sweep,
+)
 
 __all__ = ["CHAPTERS", "chapter_experiments", "chapter_grid", "experiment_parameters",
            "sweep_chapter"]
@@ -140,9 +147,8 @@ def chapter_grid(chapter: str, params: Mapping[str, Sequence[Any]] | None = None
                  seeds: Sequence[int] = (0,)) -> list[dict[str, Any]]:
     """The points of :func:`sweep_chapter`, after checking every name and value: one per
     experiment, combination of ``params`` values (their cartesian product) and seed."""
-    from .runner import SCALES
-
     from .params import CHAPTER_ALIASES
+    from .runner import SCALES
 
     table = chapter_experiments(chapter)
     params = dict(params or {})

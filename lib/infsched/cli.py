@@ -43,11 +43,18 @@ from __future__ import annotations
 import argparse
 import ast
 import sys
-from typing import Any, NoReturn, Sequence
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from .errors import ConfigError, InfeasibleError
-from .runner import (SCALES, ChapterFailed, ChapterInterrupted, list_chapters, refresh_nbval,
-                     run_chapter)
+from .runner import (
+    SCALES,
+    ChapterFailed,
+    ChapterInterrupted,
+    list_chapters,
+    refresh_nbval,
+    run_chapter,
+)
 
 __all__ = ["count_seeds", "main", "parse_param", "parse_values", "parse_seeds"]
 
@@ -323,8 +330,8 @@ def _sweep_context(chapter: str, params: dict[str, list[Any]], experiments: list
     of earlier points (:func:`infsched.sweep.run_sweep`)."""
     import math
 
-    from .limits import chapter_estimate
     from .chapters import chapter_experiments, chapter_grid
+    from .limits import chapter_estimate
 
     chapter_grid(chapter, params, experiments=experiments, scale=scale, seeds=seeds)  # one-line errors first
     est = chapter_estimate(chapter, {}, scale, 2)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, Iterable, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -45,7 +46,7 @@ def as_float(value: Any) -> float:
     return float(value)
 
 
-def one_of(name: str, value: Any, allowed: "list[Any] | tuple[Any, ...]") -> Any:
+def one_of(name: str, value: Any, allowed: list[Any] | tuple[Any, ...]) -> Any:
     """Return ``value`` if it is in ``allowed``, else raise a ConfigError listing the choices."""
     if value not in allowed:
         raise config_error(name, value, "must be one of " + ", ".join(map(repr, allowed)))

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 __all__ = ["ChapterInterrupted", "stop_on_signal"]
 
@@ -62,9 +63,9 @@ def _interrupt(procs: list[Any]) -> None:
 
 def _reap(procs: list[Any], grace: float = 5.0) -> None:
     """Wait up to ``grace`` seconds for ``procs`` to end after SIGTERM, then SIGKILL the rest."""
-    import psutil
-
     import time
+
+    import psutil
 
     def running(p: Any) -> bool:
         try:

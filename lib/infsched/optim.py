@@ -16,8 +16,9 @@ No simplex or branch-and-bound is written here: the LP goes to
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp

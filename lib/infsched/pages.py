@@ -17,9 +17,9 @@ from __future__ import annotations
 import base64
 import html
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -30,7 +30,7 @@ __all__ = ["MISSING", "folded", "readable", "thin", "summarised", "Summarised", 
            "build_note", "setup"]
 
 
-def thin(df: pd.DataFrame, by: str, keep: int = 3, *, within: "str | list[str] | None" = None) -> pd.DataFrame:
+def thin(df: pd.DataFrame, by: str, keep: int = 3, *, within: str | list[str] | None = None) -> pd.DataFrame:
     """The rows of ``df`` whose ``by`` (a column or an index level) is one of ``keep`` evenly
     spaced values among its sorted distinct values, the first and the last included; with
     ``within`` (columns or index levels), the values are picked in each group separately."""
@@ -127,7 +127,7 @@ def summarised(full: pd.DataFrame, name: str, *, summary: pd.DataFrame | None = 
 
 # --------------------------------------------------------------------------- the build's commit
 
-def build_commit(path: "str | os.PathLike[str] | None" = None) -> str:
+def build_commit(path: str | os.PathLike[str] | None = None) -> str:
     """The commit of the checkout at ``path`` (default: this library's), as a page names it:
     ``"4bfa6f9"``, ``"4bfa6f9 with uncommitted changes"`` when tracked files differ from it, or
     ``"an unknown commit (not a git checkout)"``."""
@@ -210,7 +210,7 @@ def readable(df: pd.DataFrame, digits: int | None = None, *, missing: str = MISS
 
 
 def folded(df: pd.DataFrame, name: str, *, keep: int = 10, index: bool = True,
-           caption: str | None = None) -> "pd.DataFrame | Summarised":
+           caption: str | None = None) -> pd.DataFrame | Summarised:
     """``df`` itself when it has at most ``keep`` rows; else :func:`summarised` (its first and
     last rows in view, every row folded beneath and as ``<name>.csv``)."""
     require(isinstance(keep, int) and keep >= 1, "keep", keep, "must be a positive integer")

@@ -31,8 +31,9 @@ from __future__ import annotations
 import math
 import numbers
 import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from .book import DefaultExpr, book_dir
 from .errors import ConfigError, config_error, require
@@ -340,8 +341,7 @@ def _headtohead(values: Mapping[str, Any], given: set[str], scale: str) -> None:
     and so is the decision table's tight SLO (the scale's smallest ``regime_slo_factors`` ×
     ``slo_ms``); TAD's split exists at ``a_star`` under both (:func:`~infsched.serving.experiments.tad_split`)."""
     from .errors import InfeasibleError
-    from .serving import ServingConfig
-    from .serving import experiments as sx
+    from .serving import ServingConfig, experiments as sx
 
     def named(name: str) -> str:  # "slo_ms = 150.0 (the default)" when the reader did not set it
         return f"{name} = {values[name]!r}" + ("" if name in given else " (the default)")

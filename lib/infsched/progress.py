@@ -64,7 +64,7 @@ def estimate_points(folder: Path | None, points: list[dict[str, Any]], todo: lis
 
 
 #: the bars of the sweeps running now in this process, outermost first (a kernel reports them)
-_ACTIVE: list["SweepProgress"] = []
+_ACTIVE: list[SweepProgress] = []
 class SweepProgress:
     """The tqdm bar of a sweep, with done (computed now), cached, failed and remaining points.
 

@@ -99,9 +99,10 @@ import math
 import os
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -248,7 +249,7 @@ class Measured(float):
     ci: float
     rule: str
 
-    def __new__(cls, value: float, ci: float, rule: str | None = None) -> "Measured":
+    def __new__(cls, value: float, ci: float, rule: str | None = None) -> Measured:
         require(isinstance(ci, (int, float, np.integer, np.floating)) and not isinstance(ci, bool)
                 and math.isfinite(float(ci)) and ci >= 0, "ci", ci,
                 "must be a finite number >= 0 (a 95 % confidence half-width)")
@@ -814,7 +815,7 @@ def _quantity_cell(quantity: Any, quote: Any, source: Any) -> str:
             f'{" ".join(body)}</span></details>')
 
 
-def style_table(df: pd.DataFrame) -> "Styler":
+def style_table(df: pd.DataFrame) -> Styler:
     """A pandas Styler for a verdict table: verdict cells coloured, numbers to 4 significant
     digits, tolerances as ``±`` half-widths in the row's unit, qualitative claims shown as
     holds/fails, missing values as a dash, no index. The ``quote`` and ``source`` columns are

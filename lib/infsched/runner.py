@@ -33,11 +33,22 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
-from .book import (CHECK_MARKER, SCALES, ChapterInfo, DefaultExpr, _get_chapter, book_dir,
-                   is_checked, list_chapters, nbval_dir, read_chapter)
+from .book import (
+    CHECK_MARKER,
+    SCALES,
+    ChapterInfo,
+    DefaultExpr,
+    _get_chapter,
+    book_dir,
+    is_checked,
+    list_chapters,
+    nbval_dir,
+    read_chapter,
+)
 from .errors import ConfigError, config_error, nearest_name, require
 from .interrupts import ChapterInterrupted, stop_on_signal
 

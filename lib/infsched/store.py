@@ -50,9 +50,10 @@ import platform
 import random
 import re
 import zlib
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -413,7 +414,7 @@ class Entry:
                            "value": _pack(encode(self.value))}, allow_nan=False, separators=(",", ":"))
 
     @classmethod
-    def from_json(cls, line: str) -> "Entry":
+    def from_json(cls, line: str) -> Entry:
         d = json.loads(line)
         return cls(d["key"], d["fn"], int(d["results_version"]), decode(_unpack(d["params"])),
                    decode(_unpack(d["value"])), d.get("provenance") or {}, line.rstrip("\n"))
@@ -900,7 +901,7 @@ def commit_records(chapter: str, rec: Path, root: Path | None = None, *, wall_s:
     point_cpu = sum(float(e.provenance.get("cpu_s") or 0) for d in entries.values() for e in d.values())
     manifest = {
         "chapter": chapter, "scale": "paper", "format": STORE_FORMAT,
-        "built": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "built": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": machine(), "commit": _commit_now(),
         "build_wall_s": round(wall_s, 1), "build_cpu_s": round(cpu_s, 1),
         "points_cpu_s": round(point_cpu, 1),
@@ -962,7 +963,7 @@ def seal(chapter: str, root: Path | None = None) -> dict[str, Any]:
         raise ConfigError(f"results store: {chapter}: cannot seal: {'; '.join(problems[:5])}; "
                           f"rebuild it with `infsched results build {chapter}`")
     m["digests"] = _digests(m.get("points", {}), root)
-    m["sealed"] = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    m["sealed"] = {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
                    "commit": _commit_now()}
     _atomic_write(manifest_path(chapter, root), json.dumps(m, indent=1, sort_keys=True) + "\n")
     return m

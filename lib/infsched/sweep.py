@@ -35,15 +35,27 @@ import os
 import sys
 import time
 import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from . import store
-from .cache import (PointError, _fn_name, _header, _in_kernel, _jsonable, _load, _meta,
-                    _safe_dirname, _save, default_cache_dir, point_key)
+from .cache import (
+    PointError,
+    _fn_name,
+    _header,
+    _in_kernel,
+    _jsonable,
+    _load,
+    _meta,
+    _safe_dirname,
+    _save,
+    default_cache_dir,
+    point_key,
+)
 from .errors import ConfigError, config_error, require
 from .progress import SweepProgress, estimate_points
 

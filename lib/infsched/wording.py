@@ -8,7 +8,8 @@ take the empty case as an argument, so the sentence is written for it too.
 from __future__ import annotations
 
 import html
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from .errors import require
 

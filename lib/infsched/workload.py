@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import ConfigError, require, as_float
+from .errors import ConfigError, as_float, require
 
 __all__ = [
     "poisson_arrivals",
@@ -140,8 +140,8 @@ def piecewise_poisson_arrivals(
 
 
 def mmpp_arrivals(
-    rates: "list[float] | np.ndarray",
-    generator: "list[list[float]] | np.ndarray",
+    rates: list[float] | np.ndarray,
+    generator: list[list[float]] | np.ndarray,
     horizon: float,
     rng: np.random.Generator,
     *,

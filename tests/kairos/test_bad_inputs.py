@@ -1,11 +1,10 @@
 """Bad inputs to the KAIROS package: each a ConfigError whose message names the parameter."""
 
 import pytest
+from tests.badinput import check, table
 
 from infsched.errors import ConfigError
-from tests.badinput import check, table
-from infsched.kairos import experiments as ex
-from infsched.kairos import model
+from infsched.kairos import experiments as ex, model
 
 CASES = [
     ("budget", lambda: model.configurations(1e9)),

@@ -10,8 +10,14 @@ import pytest
 
 from infsched.errors import ConfigError
 from infsched.kairos.batches import BatchDist
-from infsched.kairos.bound import (NO_LIMIT, BoundProfile, fluid_lp_bound, threshold_index,
-                                   upper_bound, upper_bound_one)
+from infsched.kairos.bound import (
+    NO_LIMIT,
+    BoundProfile,
+    fluid_lp_bound,
+    threshold_index,
+    upper_bound,
+    upper_bound_one,
+)
 from infsched.kairos.model import MODELS, QOS_MS, configurations
 
 AUX = (1, 2, 3)
@@ -44,7 +50,7 @@ def test_worked_examples(upstream, model, config, value, scenario):
 
 def test_homogeneous_is_u_times_qb(upstream, derived):
     for profiles in (upstream, derived):
-        for m, prof in profiles.items():
+        for prof in profiles.values():
             for u in (1, 4, 19):
                 ub, sc = upper_bound_one(prof, (u, 0, 0, 0))
                 assert ub == pytest.approx(u * prof.q_base, rel=1e-12) and sc == 0

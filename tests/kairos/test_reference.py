@@ -18,8 +18,7 @@ import math
 import numpy as np
 import pytest
 
-from infsched.kairos import reference as ref
-from infsched.kairos import sim
+from infsched.kairos import reference as ref, sim
 
 CONFIGS = [(1, 0, 13, 0), (2, 1, 3, 2), (1, 2, 0, 4), (3, 0, 0, 0)]
 

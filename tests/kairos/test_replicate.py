@@ -11,8 +11,7 @@ import pytest
 
 from infsched import report
 from infsched.errors import ConfigError
-from infsched.kairos import experiments as ex
-from infsched.kairos import replicate as rp
+from infsched.kairos import experiments as ex, replicate as rp
 from infsched.kairos.model import MODELS
 from infsched.kairos.scales import get_scale
 

@@ -7,12 +7,19 @@ import numpy as np
 import pytest
 
 from infsched.errors import ConfigError
+from infsched.kairos import experiments as ex, search
 from infsched.kairos.bound import BoundProfile, upper_bound
 from infsched.kairos.model import MODELS, PRICES, configurations, homogeneous
-from infsched.kairos import experiments as ex, search
-from infsched.kairos.search import (Objective, bayes_opt_search, genetic_search, kairos_plus,
-                                    random_search, rank_order, select_config,
-                                    simulated_annealing)
+from infsched.kairos.search import (
+    Objective,
+    bayes_opt_search,
+    genetic_search,
+    kairos_plus,
+    random_search,
+    rank_order,
+    select_config,
+    simulated_annealing,
+)
 
 X25 = configurations(2.5)
 

@@ -11,7 +11,6 @@ the mix, 31â€“41 per seed against an allowance of 20 violations) and swing by 2â
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment

@@ -132,9 +132,9 @@ def test_alpha_and_beta_claims():
 
 def test_smallest_terminating_alpha_is_a_threshold():
     """Every α from the returned one upward finishes; the one below it loops."""
+    from infsched.kvcache import workload
     from infsched.kvcache.sim import SimConfig, simulate
     from infsched.kvcache.timing import BatchTimeModel
-    from infsched.kvcache import workload
     from infsched.sweep import point_seed
 
     grid = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3)

@@ -4,11 +4,10 @@ import inspect
 
 import numpy as np
 import pytest
+from tests.badinput import check, table
 
 from infsched.errors import ConfigError
-from infsched.kvcache import experiments as ex
-from infsched.kvcache import model, policies, sim
-from tests.badinput import check, table
+from infsched.kvcache import experiments as ex, model, policies, sim
 
 HUGE = dict(arrival=np.array([0, 0]), prompt=np.array([10, 10]), output=np.array([10**12, 10**12]),
             M=4 * 10**12)

@@ -15,10 +15,7 @@ import numpy as np
 import pytest
 
 from infsched.errors import ConfigError
-from infsched.kvcache import bounds, improve
-from infsched.kvcache import experiments as ex
-from infsched.kvcache import hindsight as hs
-from infsched.kvcache import instances as ins
+from infsched.kvcache import bounds, experiments as ex, hindsight as hs, improve, instances as ins
 from infsched.kvcache.model import Instance, check_schedule, memory_profile
 from infsched.kvcache.policies import mc_benchmark, mc_sf
 from infsched.optim import solve_milp

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from infsched.errors import ConfigError
 from infsched import report
+from infsched.errors import ConfigError
 from infsched.kvcache import experiments as ex
 
 
@@ -40,6 +40,7 @@ def test_fig2_cpsat_runs_on_the_chosen_trials_only(tmp_path):
     MC-SF's schedule, and the largest lower brackets), from the local search's schedule: those
     rows never get worse, the others are the local search's rows."""
     import pandas as pd
+
     from infsched.kvcache.fig2 import cpsat_trials
 
     rows = pd.DataFrame({"model": [1, 1, 1, 1, 2, 2], "trial": [0, 1, 2, 3, 0, 1],

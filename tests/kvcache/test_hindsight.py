@@ -4,12 +4,12 @@ instances, sits between its LP relaxation and MC-SF, and reports honestly when s
 from __future__ import annotations
 
 import dataclasses
+
 import numpy as np
 import pytest
 
 from infsched.errors import ConfigError
-from infsched.kvcache import hindsight as hs
-from infsched.kvcache import instances as ins
+from infsched.kvcache import hindsight as hs, instances as ins
 from infsched.kvcache.model import Instance, check_schedule
 from infsched.kvcache.policies import mc_sf
 

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from infsched.errors import ConfigError
-from infsched.kvcache import instances as ins
-from infsched.kvcache import online, online_study, workload
+from infsched.kvcache import instances as ins, online, online_study, workload
 from infsched.kvcache.improve import improve_schedule
 from infsched.kvcache.model import Instance, check_schedule
 from infsched.kvcache.policies import mc_sf

@@ -11,14 +11,18 @@ import numpy as np
 import pytest
 
 from infsched.errors import ConfigError
-from infsched.kvcache import hindsight as hs
-from infsched.kvcache import instances as ins
+from infsched.kvcache import hindsight as hs, instances as ins
 from infsched.kvcache.bounds import volume_bound
 from infsched.kvcache.improve import improve_schedule
 from infsched.kvcache.model import Instance, check_schedule
 from infsched.kvcache.policies import mc_benchmark, mc_sf
-from infsched.kvcache.relax import (dff_bound, dff_family, dff_values, sawtooth_ranks,
-                                   srpt_completions)
+from infsched.kvcache.relax import (
+    dff_bound,
+    dff_family,
+    dff_values,
+    sawtooth_ranks,
+    srpt_completions,
+)
 
 
 @pytest.mark.parametrize("M", [6, 7, 12, 31])
@@ -76,7 +80,7 @@ def test_two_peaks_by_hand():
     assert hs.solve_hindsight(inst).objective == 12
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _small(seed: int):
     """A small instance (Model 1 with 2 to 6 requests, or Model 2 over 2 to 3 rounds), its
     certified optimum (HiGHS) and the bound; None when it has more than 7 requests."""

@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from infsched.errors import ConfigError
-from infsched.kvcache import instances as ins
-from infsched.kvcache import workload as wl
+from infsched.kvcache import instances as ins, workload as wl
 from infsched.kvcache.model import check_schedule
 from infsched.kvcache.policies import mc_benchmark, mc_sf
 from infsched.kvcache.sim import SimConfig, simulate

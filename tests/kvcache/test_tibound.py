@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from infsched.errors import ConfigError
 from infsched.kvcache import hindsight as hs
 from infsched.kvcache.improve import improve_schedule, serial_schedule

@@ -9,8 +9,7 @@ import pandas as pd
 import pytest
 
 from infsched.errors import ConfigError
-from infsched.profiling import SHEPHERD_NAMES, zoo_names
-from infsched.profiling import experiments as ex
+from infsched.profiling import SHEPHERD_NAMES, experiments as ex, zoo_names
 from infsched.shepherd.model import model_set
 
 DATA = Path(__file__).resolve().parents[2] / "data"

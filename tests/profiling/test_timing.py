@@ -9,8 +9,16 @@ import pytest
 import torch
 
 from infsched.errors import ConfigError
-from infsched.profiling import (RAW_COLUMNS, ProfileSettings, parse_batch_sizes, profile_model,
-                                profile_zoo, read_raw, resolve_device, summarise)
+from infsched.profiling import (
+    RAW_COLUMNS,
+    ProfileSettings,
+    parse_batch_sizes,
+    profile_model,
+    profile_zoo,
+    read_raw,
+    resolve_device,
+    summarise,
+)
 
 SLEEP_MS_PER_ITEM = 2.0
 

@@ -10,9 +10,19 @@ import torch
 
 from infsched.errors import ConfigError
 from infsched.profiles import load_profile
-from infsched.profiling import (SHEPHERD_NAMES, ZOO, ModelUnavailable, availability, build,
-                                linear_fit, measured_model_set, measured_profile, monotone_table,
-                                read_raw, zoo_names)
+from infsched.profiling import (
+    SHEPHERD_NAMES,
+    ZOO,
+    ModelUnavailable,
+    availability,
+    build,
+    linear_fit,
+    measured_model_set,
+    measured_profile,
+    monotone_table,
+    read_raw,
+    zoo_names,
+)
 from infsched.profiling.fit import fit_residuals
 from infsched.profiling.zoo import check_names
 from infsched.shepherd.model import TABLE4, model_set

@@ -13,7 +13,6 @@ import numpy as np
 from scipy import sparse
 
 from infsched.errors import one_of, require
-from infsched.ramsis import kernel as kern
 from infsched.ramsis.mdp import WorkerMDP
 from infsched.ramsis.model import MDPConfig
 from infsched.ramsis.variable import BATCH_SIZES, MemoryLimitError, arrival_law, head_law
@@ -59,7 +58,7 @@ class DenseVariableMDP:
         self.batch_sizes, self.late_flush = batch_sizes, bool(late_flush)
         self.grid, self.S = base.grid, base.S
         self.n_of, self.j_of = base.n_of, base.j_of
-        K, N, J, S = cfg.workers, cfg.n_max, base.grid.size, base.S
+        K, N, S = cfg.workers, cfg.n_max, base.S
         lat = profile.latency_table(N)
         M = lat.shape[0]
         self.M = M

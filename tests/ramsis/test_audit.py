@@ -8,9 +8,7 @@ import pandas as pd
 import pytest
 
 from infsched.errors import ConfigError
-from infsched.ramsis import batch_states as bs
-from infsched.ramsis import experiments as ex
-from infsched.ramsis import replicate as rp
+from infsched.ramsis import batch_states as bs, experiments as ex, replicate as rp
 
 
 def test_gain_noise_is_sqrt2_times_one_runs_sd():

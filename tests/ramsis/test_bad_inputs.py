@@ -1,11 +1,10 @@
 """Bad inputs to the RAMSIS package: each a ConfigError whose message names the parameter."""
 
 import pytest
+from tests.badinput import bad_profile_files, check, table
 
 from infsched.errors import ConfigError
-from tests.badinput import bad_profile_files, check, table
-from infsched.ramsis import experiments as ex
-from infsched.ramsis import mdp
+from infsched.ramsis import experiments as ex, mdp
 from infsched.ramsis.model import MDPConfig, slack_grid
 
 

@@ -116,7 +116,7 @@ def test_model_switching_search_frame(image):
     assert len(df) == 2 * image.n_models
     assert set(df.columns) >= {"load_qps", "model", "model_name", "model_accuracy", "cap",
                                "violation", "accuracy", "served", "chosen"}
-    for load, g in df.groupby("load_qps"):
+    for _, g in df.groupby("load_qps"):
         assert g["served"].nunique() == 1                      # the same arrivals for all
         assert g["chosen"].sum() == 1
         best = g[g["chosen"]].iloc[0]

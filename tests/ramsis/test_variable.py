@@ -15,9 +15,7 @@ import pytest
 
 from infsched.errors import ConfigError, InfeasibleError
 from infsched.profiles import load_profile
-from infsched.ramsis import kernel as kern
-from infsched.ramsis import mdp, sim
-from infsched.ramsis import variable as var
+from infsched.ramsis import kernel as kern, mdp, sim, variable as var
 from infsched.ramsis.model import MDPConfig
 from infsched.ramsis.policy import PolicyTable
 from infsched.workload import poisson_arrivals

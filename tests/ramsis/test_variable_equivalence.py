@@ -19,9 +19,7 @@ import pytest
 from scipy.special import betainc, betaln
 
 from infsched.profiles import Profile, load_profile
-from infsched.ramsis import headlaw as hl
-from infsched.ramsis import mdp
-from infsched.ramsis import variable as var
+from infsched.ramsis import headlaw as hl, mdp, variable as var
 from infsched.ramsis.model import MDPConfig, capacity_qps
 
 from .dense_variable import DenseVariableMDP

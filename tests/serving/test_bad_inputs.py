@@ -4,13 +4,12 @@ the library's experiments. Each error names the parameter as the user typed it."
 
 import pandas as pd
 import pytest
+from tests.badinput import check, table
 
-from infsched.errors import ConfigError
 from infsched.params import check_chapter_parameters
 from infsched.report import find_data_dir
-from infsched.runner import read_chapter, book_dir
+from infsched.runner import book_dir, read_chapter
 from infsched.serving import experiments as ex
-from tests.badinput import check, table
 
 
 @pytest.fixture(scope="module")

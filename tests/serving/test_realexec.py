@@ -19,8 +19,12 @@ if importlib.util.find_spec("torch") is None or importlib.util.find_spec("torchv
 
 from infsched.errors import ConfigError  # noqa: E402
 from infsched.profiling.workers import WorkerPool, measure_profile  # noqa: E402
-from infsched.serving import ServingConfig, Zoo, plugins  # noqa: E402
-from infsched.serving import realexec as rx  # noqa: E402
+from infsched.serving import (  # noqa: E402
+    ServingConfig,
+    Zoo,
+    plugins,
+    realexec as rx,  # noqa: E402
+)
 from infsched.serving.plugins import State  # noqa: E402
 from infsched.workload import poisson_arrivals  # noqa: E402
 

@@ -9,8 +9,7 @@ import pytest
 from scipy import stats
 
 from infsched.errors import ConfigError
-from infsched.serving import ServingConfig, Zoo, simulate
-from infsched.serving import experiments as ex
+from infsched.serving import ServingConfig, Zoo, experiments as ex, simulate
 from infsched.serving.flex import goodput_per_gpu, planner_model
 from infsched.serving.sim import DEADLINE_TOL_MS
 from infsched.shepherd import sim as shp

@@ -8,8 +8,7 @@ import pytest
 
 from infsched.errors import ConfigError, InfeasibleError
 from infsched.runner import list_chapters
-from infsched.serving import ServingConfig, simulate
-from infsched.serving import experiments as ex
+from infsched.serving import ServingConfig, experiments as ex, simulate
 
 ZOO = ex.load_zoo("ramsis-image")
 

@@ -15,8 +15,7 @@ import numpy as np
 import pytest
 
 from infsched.errors import ConfigError
-from infsched.serving import ServingConfig, simulate
-from infsched.serving import experiments as ex
+from infsched.serving import ServingConfig, experiments as ex, simulate
 from infsched.serving.flex import planner_model
 from infsched.serving.reference import simulate_reference
 from infsched.serving.scenarios import tad_system

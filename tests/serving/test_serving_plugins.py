@@ -10,9 +10,7 @@ import pytest
 from numba import njit
 
 from infsched.errors import ConfigError
-from infsched.serving import ServingConfig, Zoo, simulate
-from infsched.serving import experiments as ex
-from infsched.serving import plugins
+from infsched.serving import ServingConfig, Zoo, experiments as ex, plugins, simulate
 
 ZOO = Zoo.of("ramsis-image")
 K, SLO = 8, 150.0

@@ -14,8 +14,7 @@ from infsched.ramsis.baselines import jellyfish_plus, model_switching
 from infsched.ramsis.model import MDPConfig
 from infsched.ramsis.policy import PolicyTable
 from infsched.ramsis.sim import simulate_central, simulate_ramsis
-from infsched.serving import ServingConfig, Zoo, simulate
-from infsched.serving import experiments as ex
+from infsched.serving import ServingConfig, Zoo, experiments as ex, simulate
 from infsched.serving.reference import simulate_reference
 from infsched.workload import poisson_arrivals
 

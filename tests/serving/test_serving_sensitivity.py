@@ -8,8 +8,7 @@ import pandas as pd
 import pytest
 
 from infsched.errors import ConfigError
-from infsched.serving import experiments as ex
-from infsched.serving import sensitivity as se
+from infsched.serving import experiments as ex, sensitivity as se
 from infsched.serving.streams import MAF_STREAMS, arrivals
 
 

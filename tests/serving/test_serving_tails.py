@@ -17,8 +17,12 @@ import numpy as np
 import pytest
 
 from infsched.metrics import mean_ci
-from infsched.serving.validation import (bulk_service_chain, erlang_c_tail, erlang_c_wait,
-                                         wait_tail_replications)
+from infsched.serving.validation import (
+    bulk_service_chain,
+    erlang_c_tail,
+    erlang_c_wait,
+    wait_tail_replications,
+)
 
 LEVEL = 0.999
 SEEDS, N = 12, 100_000

@@ -1,9 +1,9 @@
 """Bad inputs to the Shepherd package: each a ConfigError whose message names the parameter."""
 
 import pytest
+from tests.badinput import bad_profile_files, check, table
 
 from infsched.errors import ConfigError
-from tests.badinput import bad_profile_files, check, table
 from infsched.params import check_chapter_parameters
 from infsched.shepherd import experiments as ex
 

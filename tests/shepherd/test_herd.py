@@ -3,7 +3,6 @@ memory and affinity constraints, the time-limit fallback and the K = 200 scale c
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 

@@ -4,8 +4,6 @@ option; and both against closed forms (M/D/1, the Fig 3 and Thm A.1 toys)."""
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 

@@ -11,8 +11,7 @@ import pytest
 
 from infsched import report
 from infsched.errors import ConfigError
-from infsched.shepherd import experiments as ex
-from infsched.shepherd import replicate as rp
+from infsched.shepherd import experiments as ex, replicate as rp
 
 
 def test_bad_replication_counts_fail_clearly():

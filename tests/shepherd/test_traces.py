@@ -6,10 +6,20 @@ import pytest
 
 from infsched.errors import ConfigError
 from infsched.shepherd.model import model_set
-from infsched.shepherd.traces import (FIG2_WINDOWS_MIN, MafSynth, cv_by_window, group_cv,
-                                      load_azure_invocations, maf_arrivals, maf_counts,
-                                      maf_minute_rates, maf_requests, maf_stream_rates,
-                                      subminute_cv, synthetic_poisson_counts)
+from infsched.shepherd.traces import (
+    FIG2_WINDOWS_MIN,
+    MafSynth,
+    cv_by_window,
+    group_cv,
+    load_azure_invocations,
+    maf_arrivals,
+    maf_counts,
+    maf_minute_rates,
+    maf_requests,
+    maf_stream_rates,
+    subminute_cv,
+    synthetic_poisson_counts,
+)
 
 # MAF-synth with (almost) equal, unmodulated rates: every stream at total/n
 EQUAL = MafSynth(sigma=0.0, amp_max=0.0, noise_cv_min=1e-4, noise_cv_max=1e-4)

@@ -3,7 +3,7 @@ schedules pass an independent checker, the Theorem A.1 instance, and the size li
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from itertools import combinations
 
 import numpy as np
@@ -11,8 +11,13 @@ import pytest
 
 from infsched.errors import ConfigError
 from infsched.shepherd.model import ModelSet, Requests
-from infsched.shepherd.zilp import (Batch, InvalidSchedule, check_schedule, latency_table,
-                                    zilp_optimum)
+from infsched.shepherd.zilp import (
+    Batch,
+    InvalidSchedule,
+    check_schedule,
+    latency_table,
+    zilp_optimum,
+)
 
 
 def _models(alpha, beta) -> ModelSet:
@@ -29,7 +34,7 @@ def brute_force(req: Requests, lat: np.ndarray, n_gpus: int, b_max: int) -> int:
     m = [int(x) for x in req.model]
     n, horizon = req.n, max(d)
 
-    @lru_cache(maxsize=None)
+    @cache
     def best(t: int, k: int, free: tuple[int, ...], mask: int) -> int:
         if t >= horizon:
             return 0

@@ -5,12 +5,11 @@ import warnings
 
 import numpy as np
 import pytest
+from tests.badinput import check, table
 
 from infsched.errors import ConfigError
-from tests.badinput import check, table
 from infsched.sweep import point_seed
-from infsched.tad import bound, policies, sim
-from infsched.tad import experiments as ex
+from infsched.tad import bound, experiments as ex, policies, sim
 from infsched.tad.model import MAIN, SystemParams
 
 CASES = [

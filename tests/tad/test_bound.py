@@ -13,10 +13,25 @@ import pytest
 from infsched.errors import ConfigError, InfeasibleError
 from infsched.optim import solve_lp
 from infsched.tad.bound import (
-    LPBound, crossing_load, example_1, example_2, example_3, lambda_max, lp_curve,
-    lp_lower_bound, plateau_end, relaxed_lp, rjiq_beta, rjiq_error_tolerance, rjiq_probs,
-    rjiq_zero_wait_latency, routing_tuples, tad_zero_load_pattern, tadop_zero_load_pattern,
-    tolerance_curve, waterfill,
+    LPBound,
+    crossing_load,
+    example_1,
+    example_2,
+    example_3,
+    lambda_max,
+    lp_curve,
+    lp_lower_bound,
+    plateau_end,
+    relaxed_lp,
+    rjiq_beta,
+    rjiq_error_tolerance,
+    rjiq_probs,
+    rjiq_zero_wait_latency,
+    routing_tuples,
+    tad_zero_load_pattern,
+    tadop_zero_load_pattern,
+    tolerance_curve,
+    waterfill,
 )
 from infsched.tad.model import EXAMPLE_1_2, EXAMPLE_3, MAIN, SystemParams
 
@@ -366,7 +381,7 @@ def test_lemma5_slopes_are_routing_tuples(a_star):
     edges = np.concatenate([[0.0], np.cumsum(wf.weights)])
     h = 1e-7
     checked = 0
-    for k, t in enumerate(tuples):
+    for k in range(len(tuples)):
         if wf.weights[k] < 1e-3:
             continue
         lam = 0.5 * (edges[k] + edges[k + 1])     # mid-segment: away from breakpoints

@@ -157,6 +157,7 @@ def _jiq_exact_latency(c: int, lam: float, mu: float, L: int) -> float:
     random one), from the stationary law of the queue-length chain truncated at L jobs per
     server (arrivals to a full server are dropped; their mass is asserted negligible)."""
     import itertools
+
     from scipy.sparse import coo_matrix
     from scipy.sparse.linalg import spsolve
 

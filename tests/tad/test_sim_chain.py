@@ -85,6 +85,7 @@ def _jiq_exact_latency(c: int, lam: float, mu: float, L: int) -> float:
     Servers are exchangeable, so a state is the sorted tuple of queue lengths (truncated at L
     jobs per server; arrivals to a full server are dropped and their mass asserted small)."""
     import itertools
+
     from scipy.sparse import coo_matrix
     from scipy.sparse.linalg import spsolve
 

@@ -119,8 +119,7 @@ def test_time_varying_reports_phase_intervals_bands_and_cost(tmp_path, monkeypat
     import dataclasses
 
     from infsched.sweep import point_seed
-    from infsched.tad import bound
-    from infsched.tad import experiments as ex
+    from infsched.tad import bound, experiments as ex
 
     small = dataclasses.replace(ex.SCALES["smoke"], tv_n=64, tv_phase_length=40.0, tv_runs=3,
                                 tv_sample_every=2.0)

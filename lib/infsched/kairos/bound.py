@@ -32,8 +32,15 @@ import numpy as np
 
 from infsched.errors import ConfigError, config_error, require
 from infsched.kairos.batches import LOGNORMAL_MIX, BatchDist, pmf
-from infsched.kairos.model import (BASE, BATCHES, INSTANCE_TYPES, QOS_MS, check_config,
-                                   check_model, latency_table)
+from infsched.kairos.model import (
+    BASE,
+    BATCHES,
+    INSTANCE_TYPES,
+    QOS_MS,
+    check_config,
+    check_model,
+    latency_table,
+)
 
 __all__ = ["NO_LIMIT", "THRESHOLDS", "BoundProfile", "UpperBound", "upper_bound",
            "upper_bound_one", "fluid_lp_bound", "threshold_index"]
@@ -95,7 +102,7 @@ class BoundProfile:
     @classmethod
     def from_latency(cls, model: str, qos_ms: float | None = None,
                      dist: BatchDist = LOGNORMAL_MIX,
-                     latency: np.ndarray | None = None) -> "BoundProfile":
+                     latency: np.ndarray | None = None) -> BoundProfile:
         """Compute every input from the mean latency table and the exact pmf of ``dist``.
 
         ``qos_ms`` defaults to Table 3's target (Fig. 15b passes 1.2× it); ``latency`` may
@@ -120,7 +127,7 @@ class BoundProfile:
                    _frozen(tau), _frozen(qa), source=f"latency table, QoS {qos:g} ms, {dist}")
 
     @classmethod
-    def from_upstream(cls, model: str, path=None) -> "BoundProfile":
+    def from_upstream(cls, model: str, path=None) -> BoundProfile:
         """Read the artifact's ``allocator_profile.json`` (``qps``, ``vio_batch``, ``small_ratio``,
         ``time_ratio``, ``all_batch``), the values behind the spec's worked examples."""
         check_model(model)

@@ -15,25 +15,60 @@ from __future__ import annotations
 
 import inspect
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
 from infsched.errors import one_of, unknown_keyword
 from infsched.kairos import bound, matching, search, sim
-from infsched.kairos.model import (BATCHES, INSTANCE_TYPES, MODEL_NAMES, MODELS, PRICES, QOS_MS,
-                                   check_budget, check_model, config_label, configurations, cost,
-                                   homogeneous, latency_table)
+from infsched.kairos.model import (
+    BATCHES,
+    INSTANCE_TYPES,
+    MODEL_NAMES,
+    MODELS,
+    PRICES,
+    QOS_MS,
+    check_budget,
+    check_model,
+    config_label,
+    configurations,
+    cost,
+    homogeneous,
+    latency_table,
+)
 from infsched.kairos.ranking import bisection_ub, configs_of, picks, profile, ub_table
-from infsched.kairos.robustness import (PAPER_VARIANTS, ROBUST_VARIANTS, claims_robustness,
-                                        robust_point, robustness, robustness_shortfalls)
+from infsched.kairos.robustness import (
+    PAPER_VARIANTS,
+    ROBUST_VARIANTS,
+    claims_robustness,
+    robust_point,
+    robustness,
+    robustness_shortfalls,
+)
 from infsched.kairos.scales import SCALES, get_scale, stand_in
-from infsched.kairos.search_cost import (claims_fig10, claims_fig11, claims_fig12, fig10, fig11,
-                                         fig12, fig12_evaluated)
-from infsched.kairos.tables import (POLICIES, STORED_QUERIES, best_row, build_tables,
-                                    compute_table, config_grid, drs_point, exhaustive,
-                                    homogeneous_scaled, kairos_plus_on, table_point)
+from infsched.kairos.search_cost import (
+    claims_fig10,
+    claims_fig11,
+    claims_fig12,
+    fig10,
+    fig11,
+    fig12,
+    fig12_evaluated,
+)
+from infsched.kairos.tables import (
+    POLICIES,
+    STORED_QUERIES,
+    best_row,
+    build_tables,
+    compute_table,
+    config_grid,
+    drs_point,
+    exhaustive,
+    homogeneous_scaled,
+    kairos_plus_on,
+    table_point,
+)
 from infsched.sweep import default_processes, run_sweep
 
 __all__ = ["SCALES", "POLICIES", "ROBUST_VARIANTS", "PAPER_VARIANTS", "get_scale",

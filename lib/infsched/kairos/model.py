@@ -16,13 +16,13 @@ The files are ``data/profiles/kairos_latency.csv`` (summary) and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 import pandas as pd
 
-from infsched.limits import check_memory
 from infsched.errors import config_error, one_of, require
+from infsched.limits import check_memory
 
 __all__ = ["INSTANCE_TYPES", "SHORT_NAMES", "PRICES", "MODELS", "QOS_MS", "BATCHES", "BASE",
            "LatencyTable", "latency_table", "cost", "configurations", "homogeneous",
@@ -158,7 +158,7 @@ class LatencyTable:
         return np.round(self.mean[BASE, -1] / self.mean[:, -1], 2)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _read_tables() -> tuple[pd.DataFrame, pd.DataFrame]:
     from infsched.report import find_data_dir
     folder = find_data_dir() / "profiles"
@@ -167,7 +167,7 @@ def _read_tables() -> tuple[pd.DataFrame, pd.DataFrame]:
     return summary, samples
 
 
-@lru_cache(maxsize=None)
+@cache
 def latency_table(model: str) -> LatencyTable:
     """The artifact's latency table for ``model`` (one of :data:`MODELS`)."""
     check_model(model)

@@ -13,8 +13,15 @@ import pandas as pd
 from infsched.errors import one_of, require
 from infsched.kairos import bound, search
 from infsched.kairos.batches import LOGNORMAL_MIX, BatchDist
-from infsched.kairos.model import (MODELS, QOS_MS, SHORT_NAMES, config_label, configurations,
-                                   cost, homogeneous)
+from infsched.kairos.model import (
+    MODELS,
+    QOS_MS,
+    SHORT_NAMES,
+    config_label,
+    configurations,
+    cost,
+    homogeneous,
+)
 
 __all__ = ["profile", "ub_table", "configs_of", "picks", "bisection_ub"]
 

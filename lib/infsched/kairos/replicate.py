@@ -43,16 +43,23 @@ import numpy as np
 import pandas as pd
 
 from infsched.errors import one_of, require
-from infsched.report import Measured
-from infsched.store import results_version
-from infsched.sweep import default_processes, point_seed, run_sweep
 from infsched.kairos import bound, sim
 from infsched.kairos.batches import BatchDist
 from infsched.kairos.model import MODELS, QOS_MS, check_model, config_label, homogeneous
 from infsched.kairos.ranking import configs_of, picks, profile
 from infsched.kairos.scales import get_scale
-from infsched.kairos.tables import (VARIANTS, best_row, code_version, compute_table, exhaustive,
-                                    kairos_plus_on, table_path)
+from infsched.kairos.tables import (
+    VARIANTS,
+    best_row,
+    code_version,
+    compute_table,
+    exhaustive,
+    kairos_plus_on,
+    table_path,
+)
+from infsched.report import Measured
+from infsched.store import results_version
+from infsched.sweep import default_processes, point_seed, run_sweep
 
 __all__ = ["REPLICATIONS", "REPLICA_KEY", "Z95", "DETERMINISTIC", "replica_seed",
            "replicated_tables", "replicated_gauss", "table_numbers", "fig12_numbers", "tables_replica", "fig12_replica", "replications", "noise",

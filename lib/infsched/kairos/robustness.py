@@ -7,13 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from infsched.store import results_version
 from infsched.kairos import bound, sim
 from infsched.kairos.batches import BatchDist
 from infsched.kairos.model import MODEL_NAMES, QOS_MS, config_label, homogeneous
 from infsched.kairos.ranking import bisection_ub, picks, profile
 from infsched.kairos.scales import get_scale
 from infsched.kairos.tables import code_version
+from infsched.store import results_version
 from infsched.sweep import default_processes, run_sweep
 
 __all__ = ["ROBUST_VARIANTS", "PAPER_VARIANTS", "robust_point", "robustness",

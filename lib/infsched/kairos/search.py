@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Union
 
 import numpy as np
 
@@ -35,7 +34,7 @@ __all__ = ["Objective", "SearchResult", "rank_order", "select_config", "kairos_p
            "SAStep", "SAResult", "matern52"]
 
 Config = tuple[int, int, int, int]
-ObjectiveLike = Union[Callable[[Config], float], Mapping, np.ndarray]
+ObjectiveLike = Callable[[Config], float] | Mapping | np.ndarray
 
 
 # ------------------------------------------------------------------------------------------
@@ -85,7 +84,7 @@ class Objective:
             self.order.append(key)
         return value
 
-    def fresh(self) -> "Objective":
+    def fresh(self) -> Objective:
         """A new counter over the same ``f`` and the same value cache: an expensive simulator
         is run once per configuration across searches, yet each search counts its own
         evaluations."""
@@ -391,7 +390,7 @@ def _expected_improvement(mu: np.ndarray, sd: np.ndarray, best: float, xi: float
 
 def bayes_opt_search(configs, f: ObjectiveLike | Objective, seed=0, optimum=None,
                      n_init: int = 2, xi: float = 0.1,
-                     length_scale: Union[float, str] = 2.0,
+                     length_scale: float | str = 2.0,
                      length_grid: tuple[float, ...] = (0.5, 1.0, 2.0, 3.0, 5.0, 8.0, 13.0, 20.0),
                      noise: float = 1e-6) -> SearchResult:
     """BO, Ribbon's search (Fig. 11): a numpy GP with a Matérn-5/2 kernel on raw instance counts

@@ -4,7 +4,7 @@ and the race after the batch mix changes."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd

@@ -53,8 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from infsched.errors import config_error, one_of, require, as_float
-from infsched.limits import warn_long
+from infsched.errors import as_float, config_error, one_of, require
 from infsched.kairos.batches import LOGNORMAL_MIX, BatchDist
 from infsched.kairos.engines import engine_clkwrk, engine_kairos, engine_orcl, engine_queues
 from infsched.kairos.lsa import lsa
@@ -67,6 +66,7 @@ from infsched.kairos.model import (
     check_config,
     latency_table,
 )
+
 # the workload's names are part of this module's API (reference.py and the tests use them)
 from infsched.kairos.workload import (
     ARRIVALS,
@@ -76,6 +76,7 @@ from infsched.kairos.workload import (
     make_workload,
     service_arrays,
 )
+from infsched.limits import warn_long
 
 __all__ = ["POLICIES", "SERVICES", "ARRIVALS", "Workload", "make_workload", "SimResult",
            "Throughput", "simulate", "run_explicit", "allowable_throughput",

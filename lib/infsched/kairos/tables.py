@@ -19,16 +19,25 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from infsched.store import results_version
 from infsched.errors import one_of
-from infsched.kairos import (batches as batches_module, bound, engines, lsa, matching, ranking,
-                             search, sim, workload)
-from infsched.kairos import model as model_module
+from infsched.kairos import (
+    batches as batches_module,
+    bound,
+    engines,
+    lsa,
+    matching,
+    model as model_module,
+    ranking,
+    search,
+    sim,
+    workload,
+)
 from infsched.kairos.batches import BatchDist
 from infsched.kairos.model import MODELS, QOS_MS, check_model, config_label, homogeneous
 from infsched.kairos.ranking import bisection_ub, configs_of, ub_table
 from infsched.kairos.scales import get_scale
 from infsched.report import find_data_dir
+from infsched.store import results_version
 from infsched.sweep import default_processes, run_sweep
 
 __all__ = ["POLICIES", "STORED_QUERIES", "VARIANTS", "code_version", "table_point", "drs_point",

@@ -17,26 +17,73 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
 from infsched.errors import ConfigError, config_error, one_of, require
-from infsched.kvcache.fig2 import (FIG2_PAPER, FIG2_PAPER_TRIALS, READINGS, claims_fig2,
-                                   claims_fig2_small, fig2, fig2_by_n, fig2_comparison,
-                                   fig2_example, fig2_point, fig2_readings, fig2_setting,
-                                   fig2_small, reading_instance)
-from infsched.kvcache.fig3_tab1 import (TAB1_QUANTITIES, calibrate_kappa, claims_fig3, claims_tab1,
-                                        fig3, fig3_means, kappa_sensitivity, note_tab1,
-                                        run_algorithms, run_point, slopes, tab1)
-from infsched.kvcache.fig5_11 import (alpha_beta_sweep, claims_alpha, claims_beta, claims_fig5,
-                                      claims_memory, fig5, memory_trace,
-                                      smallest_terminating_alpha, sweep_summary)
-from infsched.kvcache.scales import (ALGORITHMS, DATASET_SIZE, DEMANDS, M_LLAMA, PAPER_RANGES,
-                                     PAPER_SIZES, SCALES, TABLE1_MCSF_S, TRACE_N, Scale,
-                                     check_parameters, get_scale, stand_in)
-from infsched.kvcache.theorems import (claims_theorem_41, claims_theorem_43, theorem_41_table,
-                                       theorem_43_table)
+from infsched.kvcache.fig2 import (
+    FIG2_PAPER,
+    FIG2_PAPER_TRIALS,
+    READINGS,
+    claims_fig2,
+    claims_fig2_small,
+    fig2,
+    fig2_by_n,
+    fig2_comparison,
+    fig2_example,
+    fig2_point,
+    fig2_readings,
+    fig2_setting,
+    fig2_small,
+    reading_instance,
+)
+from infsched.kvcache.fig3_tab1 import (
+    TAB1_QUANTITIES,
+    calibrate_kappa,
+    claims_fig3,
+    claims_tab1,
+    fig3,
+    fig3_means,
+    kappa_sensitivity,
+    note_tab1,
+    run_algorithms,
+    run_point,
+    slopes,
+    tab1,
+)
+from infsched.kvcache.fig5_11 import (
+    alpha_beta_sweep,
+    claims_alpha,
+    claims_beta,
+    claims_fig5,
+    claims_memory,
+    fig5,
+    memory_trace,
+    smallest_terminating_alpha,
+    sweep_summary,
+)
+from infsched.kvcache.scales import (
+    ALGORITHMS,
+    DATASET_SIZE,
+    DEMANDS,
+    M_LLAMA,
+    PAPER_RANGES,
+    PAPER_SIZES,
+    SCALES,
+    TABLE1_MCSF_S,
+    TRACE_N,
+    Scale,
+    check_parameters,
+    get_scale,
+    stand_in,
+)
+from infsched.kvcache.theorems import (
+    claims_theorem_41,
+    claims_theorem_43,
+    theorem_41_table,
+    theorem_43_table,
+)
 
 __all__ = ["SCALES", "ALGORITHMS", "DEMANDS", "M_LLAMA", "PAPER_RANGES", "READINGS", "fig2",
            "claims_fig2", "fig2_comparison", "fig2_small", "claims_fig2_small", "fig2_by_n", "fig2_readings",

@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from infsched.store import results_version
 from infsched.errors import one_of
 from infsched.kvcache import hindsight, instances
 from infsched.kvcache.model import Instance, check_schedule
@@ -20,6 +19,7 @@ from infsched.kvcache.policies import mc_sf
 from infsched.kvcache.scales import _code_version, get_scale
 from infsched.metrics import mean_ci
 from infsched.report import Measured, Open
+from infsched.store import results_version
 from infsched.sweep import default_processes, point_seed, run_sweep
 
 __all__ = ["READINGS", "reading_instance", "fig2_point", "fig2", "fig2_small", "fig2_readings",

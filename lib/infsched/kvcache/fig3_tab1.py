@@ -10,14 +10,21 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from infsched.store import results_version
 from infsched.errors import one_of, require
 from infsched.kvcache import workload
-from infsched.kvcache.scales import (ALGORITHMS, DEMANDS, M_LLAMA, TABLE1_MCSF_S, TRACE_N,
-                                     _code_version, get_scale)
+from infsched.kvcache.scales import (
+    ALGORITHMS,
+    DEMANDS,
+    M_LLAMA,
+    TABLE1_MCSF_S,
+    TRACE_N,
+    _code_version,
+    get_scale,
+)
 from infsched.kvcache.sim import SimConfig, simulate
 from infsched.kvcache.timing import BatchTimeModel
 from infsched.report import Measured
+from infsched.store import results_version
 from infsched.sweep import default_processes, point_seed, run_sweep
 
 __all__ = ["run_point", "run_algorithms", "calibrate_kappa", "kappa_sensitivity", "fig3", "slopes",

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from infsched.limits import check_memory
 from infsched.errors import InfeasibleError, config_error, require
+from infsched.limits import check_memory
 
 __all__ = ["Instance", "ScheduleCheck", "memory_profile", "check_schedule", "total_latency"]
 
@@ -88,7 +88,7 @@ class Instance:
         return int((self.arrival + self.output).max())
 
     @classmethod
-    def at_zero(cls, prompt, output, M: int) -> "Instance":
+    def at_zero(cls, prompt, output, M: int) -> Instance:
         """Every request released at time 0 (the paper's Arrival Model 1)."""
         return cls(np.zeros(len(prompt), dtype=np.int64), prompt, output, M)
 
@@ -105,7 +105,7 @@ class ScheduleCheck:
     peak: int
     tel: float
 
-    def require(self) -> "ScheduleCheck":
+    def require(self) -> ScheduleCheck:
         """Raise :class:`InfeasibleError` with the problem unless the schedule is feasible."""
         if not self.feasible:
             raise InfeasibleError(self.problem)

@@ -39,9 +39,9 @@ import numpy as np
 
 from infsched.errors import config_error, one_of, require
 from infsched.kvcache import engine as _engine
-from infsched.limits import check_memory, warn_long
 from infsched.kvcache.policies import MemoryLedger
 from infsched.kvcache.timing import BatchTimeModel
+from infsched.limits import check_memory, warn_long
 
 __all__ = ["POLICIES", "ENGINES", "SimConfig", "SimResult", "simulate"]
 

@@ -356,7 +356,7 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
     n = inst.n
     center = None                                   # multipliers of the best L so far
     cpu, cpu0 = [], time.process_time()
-    for rnd in range(rounds):
+    for _ in range(rounds):
         lp, x, y, cur = master.solve()
         L, g = _lagrangian(inst, W, H, e, *cur[:2], master.cuts, cur[2])
         trial_points = [(L, cur, g)]
@@ -369,7 +369,7 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
                        zip((center[0], center[1], c_nu), cur))
             Ls, gs = _lagrangian(inst, W, H, e, *sm[:2], master.cuts, sm[2])
             trial_points.append((Ls, sm, gs))
-        for Lp, pt, gp in trial_points:
+        for Lp, pt, _g in trial_points:
             if Lp > best:
                 best, center = Lp, pt
         if center is None:

@@ -16,14 +16,40 @@ Every chapter that needs model latencies reads them through this package; the to
 that measures them (:mod:`infsched.profiling`) sits above it, and nothing below reads through it.
 """
 
-from infsched.profiles.profile import (EXTRAPOLATIONS, QUANTILE_LEVELS, Profile, interpolate_models,
-                                       pareto_mask)
-from infsched.profiles.tables import (PROFILE_NAMES, TABLE_COLUMNS, fill_p95, load_profile,
-                                      postprocess_p95, read_checked_csv)
+from infsched.profiles.fit import (
+                                       as_raw,
+                                       fit_residuals,
+                                       linear_fit,
+                                       measured_profile,
+                                       monotone_table,
+)
+from infsched.profiles.profile import (
+                                       EXTRAPOLATIONS,
+                                       QUANTILE_LEVELS,
+                                       Profile,
+                                       interpolate_models,
+                                       pareto_mask,
+)
 from infsched.profiles.raw import MAX_LATENCY_MS, RAW_COLUMNS, STAT_COLUMNS, read_raw
-from infsched.profiles.fit import as_raw, fit_residuals, linear_fit, measured_profile, monotone_table
-from infsched.profiles.registry import (MEASURED, PUBLISHED, RawProfile, content_key, locate,
-                                        measured_file, raw_profile, read_copy, snapshot)
+from infsched.profiles.registry import (
+                                       MEASURED,
+                                       PUBLISHED,
+                                       RawProfile,
+                                       content_key,
+                                       locate,
+                                       measured_file,
+                                       raw_profile,
+                                       read_copy,
+                                       snapshot,
+)
+from infsched.profiles.tables import (
+                                       PROFILE_NAMES,
+                                       TABLE_COLUMNS,
+                                       fill_p95,
+                                       load_profile,
+                                       postprocess_p95,
+                                       read_checked_csv,
+)
 
 __all__ = [
     "QUANTILE_LEVELS", "EXTRAPOLATIONS", "Profile", "pareto_mask", "fill_p95", "postprocess_p95",

@@ -21,8 +21,14 @@ import pandas as pd
 from infsched.errors import ConfigError, one_of, require
 from infsched.profiles.profile import QUANTILE_LEVELS, Profile
 from infsched.profiles.raw import read_raw
-from infsched.profiles.tables import (_ACCURACY_COLUMNS, _ACCURACY_FILE, TABLE_COLUMNS, fill_p95,
-                                      postprocess_p95, read_checked_csv)
+from infsched.profiles.tables import (
+    _ACCURACY_COLUMNS,
+    _ACCURACY_FILE,
+    TABLE_COLUMNS,
+    fill_p95,
+    postprocess_p95,
+    read_checked_csv,
+)
 
 __all__ = ["linear_fit", "fit_residuals", "monotone_table", "measured_profile", "as_raw",
            "TABLE_COLUMNS"]
@@ -33,7 +39,7 @@ assert len(_SPREAD) == len(QUANTILE_LEVELS)
 _STATS = ("mean_ms", "p50_ms", "p95_ms", "p99_ms", "min_ms", "max_ms")
 
 
-def as_raw(raw: "pd.DataFrame | str | os.PathLike[str]") -> pd.DataFrame:
+def as_raw(raw: pd.DataFrame | str | os.PathLike[str]) -> pd.DataFrame:
     """A raw profile: a DataFrame as it is, or a CSV path read and checked by
     :func:`~infsched.profiles.raw.read_raw`."""
     if isinstance(raw, pd.DataFrame):
@@ -54,7 +60,7 @@ def _nnls_line(b: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return float(alpha), float(beta)
 
 
-def linear_fit(raw: "pd.DataFrame | str | os.PathLike[str]", stat: str = "mean_ms",
+def linear_fit(raw: pd.DataFrame | str | os.PathLike[str], stat: str = "mean_ms",
                max_batch: int | None = None) -> pd.DataFrame:
     """Per model, ``ℓ(b) = α·b + β`` (ms) fitted to ``stat`` over the profiled batch sizes
     (those ``<= max_batch`` if given), with ``α, β ≥ 0``.
@@ -91,7 +97,7 @@ def linear_fit(raw: "pd.DataFrame | str | os.PathLike[str]", stat: str = "mean_m
                                        "n_batches", "b_max"])
 
 
-def fit_residuals(raw: "pd.DataFrame | str | os.PathLike[str]", fits: pd.DataFrame,
+def fit_residuals(raw: pd.DataFrame | str | os.PathLike[str], fits: pd.DataFrame,
                   stat: str = "mean_ms") -> pd.DataFrame:
     """Each profiled (model, batch) beside its linear fit: ``measured_ms``, ``fit_ms``,
     ``residual_ms`` (measured − fit) and ``residual_rel`` (that over the measured)."""
@@ -105,7 +111,7 @@ def fit_residuals(raw: "pd.DataFrame | str | os.PathLike[str]", fits: pd.DataFra
     return m.drop(columns=["alpha_ms", "beta_ms"])
 
 
-def monotone_table(raw: "pd.DataFrame | str | os.PathLike[str]", max_batch: int = 32) -> pd.DataFrame:
+def monotone_table(raw: pd.DataFrame | str | os.PathLike[str], max_batch: int = 32) -> pd.DataFrame:
     """RAMSIS's profile table from a raw profile (spec ramsis §5.1), one row per
     (model, ``batch = 1..max_batch``), columns :data:`TABLE_COLUMNS`, models in name order.
 
@@ -150,8 +156,8 @@ def monotone_table(raw: "pd.DataFrame | str | os.PathLike[str]", max_batch: int 
     return out
 
 
-def measured_profile(raw: "pd.DataFrame | str | os.PathLike[str]", task: str = "image",
-                     max_batch: int = 32, data_dir: "str | os.PathLike[str] | None" = None,
+def measured_profile(raw: pd.DataFrame | str | os.PathLike[str], task: str = "image",
+                     max_batch: int = 32, data_dir: str | os.PathLike[str] | None = None,
                      name: str | None = None) -> Profile:
     """A :class:`~infsched.profiles.Profile` of the ``task`` models (``"image"``: RAMSIS's 26
     TorchVision models, ``"text"``: its 5 BERTs) from a measured raw profile: latencies from

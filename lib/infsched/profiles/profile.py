@@ -8,8 +8,8 @@ model latencies reads them through :mod:`infsched.profiles`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import numpy as np
 
@@ -34,8 +34,8 @@ def _is_int(x: object) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
 
-def pareto_mask(latency_b1: "np.ndarray | Iterable[float]",
-                accuracy: "np.ndarray | Iterable[float]") -> np.ndarray:
+def pareto_mask(latency_b1: np.ndarray | Iterable[float],
+                accuracy: np.ndarray | Iterable[float]) -> np.ndarray:
     """Boolean mask of the models on the (latency, accuracy) Pareto front.
 
     A model is kept iff every strictly faster model is strictly less accurate (spec ramsis
@@ -162,7 +162,7 @@ class Profile:
             raise config_error("model", name, f"unknown in profile {self.name!r}; known models: "
                                + ", ".join(self.models)) from None
 
-    def subset(self, names: Iterable[str], *, name: str | None = None) -> "Profile":
+    def subset(self, names: Iterable[str], *, name: str | None = None) -> Profile:
         """A profile of only the models in ``names`` (re-sorted by batch-1 latency)."""
         if isinstance(names, str):
             names = [names]
@@ -179,7 +179,7 @@ class Profile:
             source=self.source,
         )
 
-    def pareto_front(self) -> "Profile":
+    def pareto_front(self) -> Profile:
         """The models not dominated on (batch-1 p95 latency, accuracy) (spec ramsis §5.1, T10).
 
         A model is kept iff every faster model is strictly less accurate.
@@ -253,7 +253,7 @@ class Profile:
         return np.hstack([self.latency_ms, tail])
 
     def sample_latency(self, m: int, b: int, rng: np.random.Generator,
-                       size: "int | tuple[int, ...] | None" = None) -> "float | np.ndarray":
+                       size: int | tuple[int, ...] | None = None) -> float | np.ndarray:
         """Random latency draw(s) (ms) of model ``m`` at batch ``b``.
 
         Inverse-CDF sampling: the quantile function is piecewise linear through

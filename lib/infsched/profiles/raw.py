@@ -25,7 +25,7 @@ RAW_COLUMNS = ("task", "model", "batch", *STAT_COLUMNS, "device", "device_name",
                "precision", "compiled", "input", "torch")
 
 
-def read_raw(path: "str | os.PathLike[str]") -> pd.DataFrame:
+def read_raw(path: str | os.PathLike[str]) -> pd.DataFrame:
     """A raw profile CSV (written by :func:`infsched.profiling.profile_zoo` or ``infsched profile``), checked: the
     columns of :data:`RAW_COLUMNS` (the where-measured ones may be absent, as in the RAMSIS
     artifact's summary), finite positive statistics, no repeated (model, batch)."""

@@ -45,15 +45,15 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 _COPY_PREFIX = "raw-"
 
 
-def measured_file(data_dir: "str | os.PathLike[str] | None" = None) -> Path:
+def measured_file(data_dir: str | os.PathLike[str] | None = None) -> Path:
     """The profile measured on this machine: ``<data>/profiles/measured_cpu.csv``."""
     from infsched.report import find_data_dir
 
     return find_data_dir(data_dir) / "profiles" / _MEASURED_FILE
 
 
-def locate(source: "str | os.PathLike[str]",
-           roots: "tuple[Path, ...] | None" = None) -> tuple[Path | None, list[Path]]:
+def locate(source: str | os.PathLike[str],
+           roots: tuple[Path, ...] | None = None) -> tuple[Path | None, list[Path]]:
     """Where the path ``source`` is: the first existing of the places looked (an absolute path
     as is; a relative one under each of ``roots``, by default the working directory, then
     :data:`REPO_ROOT`), resolved, or None; and those places, for a message."""
@@ -117,7 +117,7 @@ class RawProfile:
             raise ConfigError(str(exc).replace(self.path, self.origin or self.path)) from None
 
 
-def read_copy(path: "str | os.PathLike[str]", origin: str = "") -> pd.DataFrame:
+def read_copy(path: str | os.PathLike[str], origin: str = "") -> pd.DataFrame:
     """The raw profile at ``path``, checked: a registry copy (:func:`snapshot`) through its
     :class:`RawProfile` (its content must still match its name), any other file as it is. A
     worker process that was handed a copy's path loads the caller's profile this way."""
@@ -127,7 +127,7 @@ def read_copy(path: "str | os.PathLike[str]", origin: str = "") -> pd.DataFrame:
     return read_raw(p)
 
 
-def raw_profile(path: "str | os.PathLike[str]") -> RawProfile:
+def raw_profile(path: str | os.PathLike[str]) -> RawProfile:
     """The :class:`RawProfile` of the existing file ``path``: its bytes copied under their hash
     and checked (a ConfigError naming the file, the line, the column and the value)."""
     data = Path(path).read_bytes()

@@ -9,8 +9,8 @@ file goes through.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 import pandas as pd
@@ -24,7 +24,7 @@ __all__ = ["fill_p95", "postprocess_p95", "load_profile", "PROFILE_NAMES", "read
 
 # --------------------------------------------------------------------------- post-processing
 
-def fill_p95(batches: "np.ndarray | Iterable[int]", p95: "np.ndarray | Iterable[float]",
+def fill_p95(batches: np.ndarray | Iterable[int], p95: np.ndarray | Iterable[float],
              max_batch: int = 32) -> np.ndarray:
     """Steps 1–2 of :func:`postprocess_p95`: the profiled p95s at their batch sizes, and an OLS
     line ``p95 ~ b`` fitted on all profiled sizes for every missing ``b <= max_batch``."""
@@ -53,7 +53,7 @@ def fill_p95(batches: "np.ndarray | Iterable[int]", p95: "np.ndarray | Iterable[
     return table
 
 
-def postprocess_p95(batches: "np.ndarray | Iterable[int]", p95: "np.ndarray | Iterable[float]",
+def postprocess_p95(batches: np.ndarray | Iterable[int], p95: np.ndarray | Iterable[float],
                     max_batch: int = 32) -> np.ndarray:
     """The RAMSIS artifact's batch-latency table from profiled p95s (spec ramsis §5.1).
 
@@ -130,7 +130,7 @@ def _numeric(df: pd.DataFrame, col: str, path: Path) -> np.ndarray:
     return vals
 
 
-def load_profile(name: str, data_dir: "str | os.PathLike[str] | None" = None) -> Profile:
+def load_profile(name: str, data_dir: str | os.PathLike[str] | None = None) -> Profile:
     """Load a published profile by name from ``<data>/profiles``.
 
     Names: ``"ramsis-image"`` (26 TorchVision ImageNet models) and ``"ramsis-text"`` (5 BERTs

@@ -7,8 +7,16 @@ so ``import infsched.profiling`` is cheap.
 """
 
 from .fit import linear_fit, measured_model_set, measured_profile, monotone_table
-from .timing import (RAW_COLUMNS, ProfileSettings, parse_batch_sizes, profile_model, profile_zoo,
-                     read_raw, resolve_device, summarise)
+from .timing import (
+                     RAW_COLUMNS,
+                     ProfileSettings,
+                     parse_batch_sizes,
+                     profile_model,
+                     profile_zoo,
+                     read_raw,
+                     resolve_device,
+                     summarise,
+)
 from .zoo import FAMILIES, SHEPHERD_NAMES, ZOO, ModelUnavailable, availability, build, zoo_names
 
 __all__ = ["RAW_COLUMNS", "ProfileSettings", "parse_batch_sizes", "profile_model", "profile_zoo",

@@ -20,8 +20,15 @@ import numpy as np
 import pandas as pd
 
 from infsched.errors import ConfigError, one_of, require
-from infsched.profiles import (as_raw, fit_residuals, linear_fit, load_profile, locate, measured_file,
-                               measured_profile)
+from infsched.profiles import (
+    as_raw,
+    fit_residuals,
+    linear_fit,
+    load_profile,
+    locate,
+    measured_file,
+    measured_profile,
+)
 from infsched.profiling.timing import ProfileSettings, profile_zoo
 from infsched.profiling.zoo import SHEPHERD_NAMES, check_names, zoo_names
 
@@ -60,7 +67,7 @@ def get_scale(scale: str) -> Scale:
     return SCALES[one_of("scale", scale, SCALE_NAMES)]
 
 
-def measured_path(profile: "str | os.PathLike[str] | None" = None) -> Path:
+def measured_path(profile: str | os.PathLike[str] | None = None) -> Path:
     """The raw profile to study: ``profile`` if given (a path, relative to the working
     directory or to the repository root), else the one stored for this project's CPU machine."""
     from infsched.report import find_data_dir
@@ -86,7 +93,7 @@ def measure_live(scale: str = "default", *, models=None, batch_sizes=None, devic
     return run.raw
 
 
-def family_fits(raw: "pd.DataFrame | str | os.PathLike[str]", models=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def family_fits(raw: pd.DataFrame | str | os.PathLike[str], models=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The linear fit per model (mean latency) and every point's residual, for ``models``
     (default: all in ``raw``)."""
     df = as_raw(raw)
@@ -96,7 +103,7 @@ def family_fits(raw: "pd.DataFrame | str | os.PathLike[str]", models=None) -> tu
     return fits, fit_residuals(df, fits)
 
 
-def claims_fig2(raw: "pd.DataFrame | str | os.PathLike[str]") -> dict:
+def claims_fig2(raw: pd.DataFrame | str | os.PathLike[str]) -> dict:
     """The TAD paper's reading of its Fig. 2 (§2): a deeper ResNet takes longer at every batch
     size, and the time is reliable enough to model as deterministic (we read that as the p95
     within 10 % of the median at every size)."""
@@ -114,7 +121,7 @@ def claims_fig2(raw: "pd.DataFrame | str | os.PathLike[str]") -> dict:
             "_spread": spread}
 
 
-def shepherd_table(raw: "pd.DataFrame | str | os.PathLike[str]", stat: str = "mean_ms") -> pd.DataFrame:
+def shepherd_table(raw: pd.DataFrame | str | os.PathLike[str], stat: str = "mean_ms") -> pd.DataFrame:
     """Table 4 (V100) beside our fit of the same models, one row per Table 4 model: α, β, R²,
     the largest relative residual, and the model's batch-1 latency, ours over theirs. Models
     not measured (or that cannot be built here) have NaN in our columns."""
@@ -135,7 +142,7 @@ def shepherd_table(raw: "pd.DataFrame | str | os.PathLike[str]", stat: str = "me
     return pd.DataFrame(rows)
 
 
-def claims_shepherd(raw: "pd.DataFrame | str | os.PathLike[str]", min_r2: float = 0.99) -> dict:
+def claims_shepherd(raw: pd.DataFrame | str | os.PathLike[str], min_r2: float = 0.99) -> dict:
     """Shepherd Eq. 1 (§3.1): "a simple linear model can accurately describe the execution
     latency" — every measured Table 4 model's fit has R² ≥ ``min_r2``; and larger batches give
     more throughput (b / ℓ(b) non-decreasing in the measured means). Plus the rank agreement
@@ -156,7 +163,7 @@ def claims_shepherd(raw: "pd.DataFrame | str | os.PathLike[str]", min_r2: float 
             "_n": int(len(t))}
 
 
-def ramsis_table(raw: "pd.DataFrame | str | os.PathLike[str]") -> pd.DataFrame:
+def ramsis_table(raw: pd.DataFrame | str | os.PathLike[str]) -> pd.DataFrame:
     """RAMSIS's image models: the artifact's batch-1 p95 (GCP n1, 4 vCPUs) beside ours, the
     published accuracy, and whether each model is on the accuracy-latency Pareto front of the
     published profile and of ours."""
@@ -174,7 +181,7 @@ def ramsis_table(raw: "pd.DataFrame | str | os.PathLike[str]") -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values("p95 b=1 artifact (ms)").reset_index(drop=True)
 
 
-def claims_ramsis(raw: "pd.DataFrame | str | os.PathLike[str]") -> dict:
+def claims_ramsis(raw: pd.DataFrame | str | os.PathLike[str]) -> dict:
     """RAMSIS Fig. 3: the Pareto front of the 26 image models holds 9 models; on our profile
     it holds how many, and are they the same ones? Also the rank correlation of batch-1
     latency with the artifact's, for the note."""
@@ -192,7 +199,7 @@ def claims_ramsis(raw: "pd.DataFrame | str | os.PathLike[str]") -> dict:
 GPU_FILES = {"fp32": "measured_cuda_h100.csv", "fp16": "measured_cuda_h100_fp16.csv"}
 
 
-def gpu_profiles(data_dir: "str | os.PathLike[str] | None" = None) -> dict[str, pd.DataFrame]:
+def gpu_profiles(data_dir: str | os.PathLike[str] | None = None) -> dict[str, pd.DataFrame]:
     """The stored H100 profiles, ``{"fp32": raw, "fp16": raw}`` (:data:`GPU_FILES`)."""
     from infsched.profiles import read_raw
     from infsched.report import find_data_dir
@@ -221,7 +228,7 @@ def _floor_then_proportional(b: np.ndarray, y: np.ndarray) -> tuple[float, float
     return float(np.exp(best[1])), float(np.exp(best[2]))
 
 
-def floor_fit(raw: "pd.DataFrame | str | os.PathLike[str]", stat: str = "mean_ms") -> pd.DataFrame:
+def floor_fit(raw: pd.DataFrame | str | os.PathLike[str], stat: str = "mean_ms") -> pd.DataFrame:
     """Per model, where the flat (launch-bound) region ends: the two-regime fit
     ``ℓ(b) ≈ max(c, c·b/k)`` in log space (relative error), a floor ``c`` up to the knee ``k``,
     then latency proportional to ``b``. Same number of parameters as the line. Columns:
@@ -254,7 +261,7 @@ def _table4_rows(raw: pd.DataFrame) -> pd.DataFrame:
     return df[df["model"].isin(name)].assign(name=lambda d: d["model"].map(name))
 
 
-def throughput_gain(raw: "pd.DataFrame | str | os.PathLike[str]") -> pd.Series:
+def throughput_gain(raw: pd.DataFrame | str | os.PathLike[str]) -> pd.Series:
     """Per Table 4 model (by its Table 4 name): the throughput ``b / ℓ(b)`` (mean latency) at its
     largest measured size over that at its smallest."""
     out = {}
@@ -264,7 +271,7 @@ def throughput_gain(raw: "pd.DataFrame | str | os.PathLike[str]") -> pd.Series:
     return pd.Series(out, name="throughput gain", dtype=float)
 
 
-def gpu_fit_table(profiles: "dict[str, pd.DataFrame]") -> pd.DataFrame:
+def gpu_fit_table(profiles: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Per Table 4 model and precision of ``profiles`` (``{"fp32": raw, ...}``): the line's R²
     (Shepherd's Eq. 1, :func:`shepherd_table`), the two-regime fit's floor, knee and R²
     (:func:`floor_fit`), and the throughput at the largest size over that at the smallest."""
@@ -286,8 +293,8 @@ def gpu_fit_table(profiles: "dict[str, pd.DataFrame]") -> pd.DataFrame:
     return out
 
 
-def precision_table(fp32: "pd.DataFrame | str | os.PathLike[str]",
-                    fp16: "pd.DataFrame | str | os.PathLike[str]") -> pd.DataFrame:
+def precision_table(fp32: pd.DataFrame | str | os.PathLike[str],
+                    fp16: pd.DataFrame | str | os.PathLike[str]) -> pd.DataFrame:
     """Per Table 4 model measured in both precisions: the mean latency at the smallest and the
     largest size both profiles share, in fp32 and fp16, and fp16 over fp32."""
     a, h = _table4_rows(fp32), _table4_rows(fp16)
@@ -314,7 +321,7 @@ SHEPHERD_CLAIMS = {
 }
 
 
-def claims_table(profiles: "dict[str, pd.DataFrame | str | os.PathLike[str]]") -> pd.DataFrame:
+def claims_table(profiles: dict[str, pd.DataFrame | str | os.PathLike[str]]) -> pd.DataFrame:
     """Shepherd's two claims (:func:`claims_shepherd`) on each profile of ``profiles``
     (``{label: raw}``), one column per profile, each cell "holds" or "fails" with what it rests
     on. No verdicts: a table to read, not a scorecard row."""
@@ -331,7 +338,7 @@ def claims_table(profiles: "dict[str, pd.DataFrame | str | os.PathLike[str]]") -
     return pd.DataFrame({"claim": list(SHEPHERD_CLAIMS.values()), **cells})
 
 
-def rerun_chapters(profile: "str | os.PathLike[str]", *, chapters=("ramsis", "shepherd"),
+def rerun_chapters(profile: str | os.PathLike[str], *, chapters=("ramsis", "shepherd"),
                    scale: str = "smoke") -> pd.DataFrame:
     """Re-run each chapter through papermill twice, on its published profile and on
     ``profile``, and read back both verdict tables: one row per (chapter, item, quantity)

@@ -15,15 +15,17 @@ import math
 import os
 import platform
 import time
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from infsched.errors import config_error, one_of, require
+
 # the raw profile's schema and reader live with the profiles (nothing below reads through here)
 from infsched.profiles.raw import RAW_COLUMNS, STAT_COLUMNS, read_raw
 
@@ -33,7 +35,7 @@ __all__ = ["ProfileSettings", "RAW_COLUMNS", "STAT_COLUMNS", "parse_batch_sizes"
 DEVICES = ("auto", "cpu", "cuda")
 
 
-def parse_batch_sizes(spec: "str | int | Iterable[int]") -> tuple[int, ...]:
+def parse_batch_sizes(spec: str | int | Iterable[int]) -> tuple[int, ...]:
     """Batch sizes from ``"1-32"``, ``"1,2,4"``, ``"1-8,16,32"``, an int or a sequence: sorted,
     without repeats, every one an integer >= 1 (ConfigError naming ``batch_sizes`` otherwise)."""
     allowed = "must be integers >= 1, written as a list or ranges such as '1-32' or '1,2,4,8-16'"
@@ -146,7 +148,7 @@ class ProfileSettings:
                 "threads", self.threads, "must be None or an integer >= 1")
 
 
-def summarise(samples_ms: "np.ndarray | Iterable[float]") -> dict[str, float]:
+def summarise(samples_ms: np.ndarray | Iterable[float]) -> dict[str, float]:
     """The raw-profile statistics of one batch size's timings (ms): count, mean, sample standard
     deviation, min, p50/p95/p99 (linear interpolation, as in the RAMSIS summary), max."""
     x = np.asarray(samples_ms, dtype=float).ravel()
@@ -271,8 +273,8 @@ class ZooRun:
     resumed: int = 0
 
 
-def profile_zoo(names: "str | Iterable[str]", settings: ProfileSettings | None = None, *,
-                out: "str | os.PathLike[str] | None" = None, progress: bool = True) -> ZooRun:
+def profile_zoo(names: str | Iterable[str], settings: ProfileSettings | None = None, *,
+                out: str | os.PathLike[str] | None = None, progress: bool = True) -> ZooRun:
     """Profile zoo models (names or family names) at every batch size of ``settings``.
 
     With ``out``, each row is appended to that CSV as soon as it is measured, and rows already

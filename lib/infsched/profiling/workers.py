@@ -102,7 +102,7 @@ class WorkerPool:
         self.procs: list = []
         self.torch_version = ""
 
-    def __enter__(self) -> "WorkerPool":
+    def __enter__(self) -> WorkerPool:
         ctx = mp.get_context("spawn")
         env = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
         os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(self.threads)

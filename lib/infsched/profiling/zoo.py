@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import sys
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from infsched.errors import ConfigError
 from infsched.shepherd.profile import SHEPHERD_NAMES  # Table 4's short names -> zoo names
@@ -294,7 +295,7 @@ def build(name: str, *, device: str = "cpu", quantize: bool | None = None) -> Bu
     return BuiltModel(e, module, make_input, precision)
 
 
-def availability(names=None) -> "Any":
+def availability(names=None) -> Any:
     """A DataFrame: every zoo model (or ``names``), whether it builds here, and why not.
 
     Building a model takes a moment (tens of ms to a few s for the largest), so this is for

@@ -5,17 +5,15 @@ beside the paper's), and the one-line notes shown beside the verdicts.
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 
 from infsched.profiles import Profile
-from infsched.report import find_data_dir
 from infsched.ramsis.model import capacity_qps
-from infsched.ramsis.trace import twitter_schedule
-from infsched.ramsis.scales import METHOD_LABELS
 from infsched.ramsis.model_sets import get_profile
-
+from infsched.ramsis.scales import METHOD_LABELS
+from infsched.ramsis.trace import twitter_schedule
+from infsched.report import find_data_dir
 
 # --------------------------------------------------------------------------- claims
 
@@ -56,7 +54,7 @@ def fewer_workers(df: pd.DataFrame, baseline: str) -> pd.Series:
     return pd.Series(out, dtype=float)
 
 
-def _all(cond) -> "bool | float":
+def _all(cond) -> bool | float:
     """Whether a claim holds at every point; NaN when there is no point to judge it on (on a
     measured profile a panel can be infeasible throughout), which the chapter reports as such
     rather than as a claim that holds vacuously."""
@@ -64,7 +62,7 @@ def _all(cond) -> "bool | float":
     return bool(c.all()) if c.size else np.nan
 
 
-def _holds(ok: bool, *values: float) -> "bool | float":
+def _holds(ok: bool, *values: float) -> bool | float:
     """``ok``, a comparison of ``values``; NaN when one of them is (no point to compute it from)."""
     return np.nan if any(not np.isfinite(v) for v in values) else bool(ok)
 

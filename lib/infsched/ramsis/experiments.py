@@ -20,37 +20,95 @@ the paper's).
 
 from __future__ import annotations
 
-from typing import Callable
-
-import pandas as pd
+from collections.abc import Callable
 
 import numpy as np
+import pandas as pd
 
 from infsched.errors import check_keywords, config_error, require
-from infsched.sweep import point_seed
 from infsched.profiles import Profile
+from infsched.ramsis.claims import (
+    claims_fig3,
+    claims_fig5,
+    claims_fig6,
+    claims_fig7,
+    claims_fig8,
+    claims_fig9,
+    claims_fig10,
+    claims_fig11,
+    claims_fig12,
+    claims_tab3,
+    claims_tab4,
+    fewer_workers,
+    fig11_sets,
+    full_batch_share,
+    gains,
+    middle_slo,
+    notes_fig5,
+    notes_fig6,
+    notes_fig7,
+    notes_fig8,
+    notes_fig10,
+    notes_fig11,
+    notes_fig12,
+    notes_tab3,
+    notes_tab4,
+    paper_table3,
+    wide,
+    worst_gain,
+)
 from infsched.ramsis.model import capacity_qps
-from infsched.ramsis.scales import (BATCHINGS, FIG12_MODELS, METHODS, METHOD_LABELS, OBJECTIVES,
-                                    PLOT_VIOLATION, SCALES, SCALE_NAMES, Scale, TASK_SLOS,
-                                    TASK_WORKERS, get_scale, stand_in)
-from infsched.ramsis.model_sets import (PROFILE_KEYS, check_workers, get_profile, profile_key,
-                                        profile_source, use_profile)
-from infsched.ramsis.points import (ARTIFACT_SWEEPS, constant_load, ms_point, ms_table, policies,
-                                    policy_table, prefetch_policies, servable_loads, solve_point,
-                                    solve_point_measured, solve_policy, trace_run)
-from infsched.ramsis.table2 import (TABLE2_CELLS, TABLE2_ROWS, TABLE2_SCALE_ROWS, claims_tab2,
-                                    notes_tab2, tab2, tab2_point)
-from infsched.ramsis.claims import (claims_fig10, claims_fig11, claims_fig12, claims_fig3,
-                                    claims_fig5, claims_fig6, claims_fig7, claims_fig8,
-                                    claims_fig9, claims_tab3, claims_tab4, fewer_workers,
-                                    fig11_sets, full_batch_share, gains, middle_slo, notes_fig10,
-                                    notes_fig11, notes_fig12, notes_fig5, notes_fig6, notes_fig7,
-                                    notes_fig8, notes_tab3, notes_tab4, paper_table3, wide,
-                                    worst_gain)
 
 # private names the tests read
-from infsched.ramsis.model_sets import _model_set  # noqa: F401
-from infsched.ramsis.points import _sweep_version  # noqa: F401
+from infsched.ramsis.model_sets import (
+    PROFILE_KEYS,
+    _model_set,  # noqa: F401
+    check_workers,
+    get_profile,
+    profile_key,
+    profile_source,
+    use_profile,
+)
+from infsched.ramsis.points import (
+    ARTIFACT_SWEEPS,
+    _sweep_version,  # noqa: F401
+    constant_load,
+    ms_point,
+    ms_table,
+    policies,
+    policy_table,
+    prefetch_policies,
+    servable_loads,
+    solve_point,
+    solve_point_measured,
+    solve_policy,
+    trace_run,
+)
+from infsched.ramsis.scales import (
+    BATCHINGS,
+    FIG12_MODELS,
+    METHOD_LABELS,
+    METHODS,
+    OBJECTIVES,
+    PLOT_VIOLATION,
+    SCALE_NAMES,
+    SCALES,
+    TASK_SLOS,
+    TASK_WORKERS,
+    Scale,
+    get_scale,
+    stand_in,
+)
+from infsched.ramsis.table2 import (
+    TABLE2_CELLS,
+    TABLE2_ROWS,
+    TABLE2_SCALE_ROWS,
+    claims_tab2,
+    notes_tab2,
+    tab2,
+    tab2_point,
+)
+from infsched.sweep import point_seed
 
 __all__ = ["EXPERIMENTS", "fig10", "fig11", "fig12", "fig3", "fig5", "fig6", "fig7", "fig8",
            "fig9", "objective_ablation", "run_experiment", "BATCHINGS", "FIG12_MODELS", "METHODS",

@@ -81,7 +81,7 @@ def _stationary(mdp, action: np.ndarray, tol: float, max_iter: int) -> np.ndarra
     u = mdp.tau_idx[np.arange(S), action]
     pi = np.zeros(S)
     pi[mdp.grid.size - 1] = 1.0                                   # start in (1, SLO)
-    for it in range(max_iter):
+    for _ in range(max_iter):
         y = np.zeros((mdp.taus.size, K))
         np.add.at(y, u, pi[:, None] * mdp.phase)
         nxt = 0.5 * (pi + y.reshape(-1) @ mdp.kernels)
@@ -151,7 +151,7 @@ def solve(profile, cfg: MDPConfig, *, horizon: int | None = None, tol: float = 1
     if horizon is None and not isinstance(mdp, WorkerMDP):       # variable: policy iteration
         V, gain, it = mdp.policy_iteration(tol=tol, max_iter=max_iter)
         converged, limit = True, 0
-    for it in range(1, limit + 1):
+    for it in range(1, limit + 1):  # noqa: B007 (`it` is the sweep count Solution returns)
         Q = mdp.q_values(V)
         V_new = Q.max(axis=1)
         diff = V_new - V

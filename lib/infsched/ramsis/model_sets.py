@@ -18,13 +18,19 @@ import os
 
 import numpy as np
 
-
 from infsched.errors import ConfigError, config_error, one_of, require
-from infsched.profiles import (PUBLISHED, Profile, interpolate_models, load_profile, locate,
-                               measured_profile, raw_profile, read_copy)
+from infsched.profiles import (
+    PUBLISHED,
+    Profile,
+    interpolate_models,
+    load_profile,
+    locate,
+    measured_profile,
+    raw_profile,
+    read_copy,
+)
 from infsched.ramsis.model import capacity_qps
 from infsched.ramsis.scales import FIG12_MODELS, Scale
-
 
 # --------------------------------------------------------------------------- model sets
 
@@ -39,7 +45,7 @@ _source: str = PUBLISHED
 _origins: dict[str, str] = {}
 
 
-def use_profile(source: "str | os.PathLike[str]" = PUBLISHED) -> str:
+def use_profile(source: str | os.PathLike[str] = PUBLISHED) -> str:
     """Run every experiment of this module on ``source``: ``"published"`` (the default) or the
     path of a raw profile CSV, chosen through the profile registry
     (:mod:`infsched.profiles.registry`: relative to the working directory or to the repository
@@ -89,14 +95,14 @@ def get_profile(key: str) -> Profile:
     return _model_set(profile_key(key))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _measured(path: str, task: str) -> Profile:
     """The ``task`` models of the raw profile at ``path`` (a content-addressed copy of the
     profile registry, :func:`infsched.profiles.raw_profile`)."""
     return measured_profile(read_copy(path, _origins.get(path, "")), task, name=f"measured-{task}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _model_set(key: str) -> Profile:
     name, _, src = key.partition("@")
     one_of("profile", name, PROFILE_KEYS)

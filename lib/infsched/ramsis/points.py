@@ -9,25 +9,24 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-from infsched.store import results_version
 from infsched.errors import InfeasibleError, one_of
 from infsched.profiles import Profile
+from infsched.ramsis import baselines, mdp, objective as per_query, sim
+from infsched.ramsis.model import MDPConfig, capacity_qps
+from infsched.ramsis.model_sets import get_profile, profile_key
+from infsched.ramsis.policy import PolicyTable
+from infsched.ramsis.scales import METHODS, OBJECTIVES, PLOT_VIOLATION
+from infsched.ramsis.trace import twitter_schedule
 from infsched.report import find_data_dir
+from infsched.store import results_version
 from infsched.sweep import default_processes, point_seed, run_sweep
 from infsched.workload import piecewise_poisson_arrivals, poisson_arrivals
-from infsched.ramsis import baselines, mdp, sim
-from infsched.ramsis import objective as per_query
-from infsched.ramsis.model import MDPConfig, capacity_qps
-from infsched.ramsis.policy import PolicyTable
-from infsched.ramsis.trace import twitter_schedule
-from infsched.ramsis.scales import METHODS, OBJECTIVES, PLOT_VIOLATION
-from infsched.ramsis.model_sets import get_profile, profile_key
 
 
 def _code_version(*fns: Callable) -> str:

@@ -84,7 +84,7 @@ class PolicyTable:
         """Grid index of a slack, rounded down (0 for slack below ``grid_ms[1]``)."""
         return max(int(np.searchsorted(self.grid_ms, float(slack_ms), side="right")) - 1, 0)
 
-    def at(self, p: int) -> "PolicyTable":
+    def at(self, p: int) -> PolicyTable:
         """The table restricted to the single policy ``p``."""
         s = slice(p, p + 1)
         return PolicyTable(self.slo_ms, self.workers, self.grid_ms, self.loads_qps[s],

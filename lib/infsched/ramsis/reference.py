@@ -120,7 +120,7 @@ class _System:
 class RamsisWorker:
     """One worker: a FIFO queue and a process that runs one batch at a time (§2.11)."""
 
-    def __init__(self, system: "RamsisSystem", k: int):
+    def __init__(self, system: RamsisSystem, k: int):
         self.system, self.k = system, k
         self.queue: deque[int] = deque()
         self.waiting: simpy.Event | None = None
@@ -181,7 +181,7 @@ class RamsisSystem(_System):
 class CentralWorker:
     """A baseline worker: idle until the dispatcher hands it a batch."""
 
-    def __init__(self, system: "CentralSystem", k: int):
+    def __init__(self, system: CentralSystem, k: int):
         self.system, self.k = system, k
         self.idle = True
         self.assigned = system.env.event()

@@ -35,15 +35,15 @@ import numpy as np
 import pandas as pd
 
 from infsched.errors import require
-from infsched.store import results_version
-from infsched.sweep import point_seed, run_sweep
-from infsched.workload import piecewise_poisson_arrivals, poisson_arrivals
 from infsched.ramsis import baselines, points, sim
-from infsched.ramsis.claims import claims_fig11, claims_fig5, claims_fig6
+from infsched.ramsis.claims import claims_fig5, claims_fig6, claims_fig11
 from infsched.ramsis.model_sets import get_profile
 from infsched.ramsis.points import _sim_row, ms_table, policies, policy_table, servable_loads
 from infsched.ramsis.scales import BATCHINGS, METHODS, PLOT_VIOLATION, TASK_WORKERS, get_scale
 from infsched.ramsis.trace import twitter_schedule
+from infsched.store import results_version
+from infsched.sweep import point_seed, run_sweep
+from infsched.workload import piecewise_poisson_arrivals, poisson_arrivals
 
 __all__ = ["GAIN_QUANTITIES", "REPLICATIONS", "REPLICA_KEY", "fig5_replica", "fig5_replications",
            "fig6_replica", "fig6_replications", "fig11_replica", "fig11_replications", "gain_noise",

@@ -11,7 +11,6 @@ import numpy as np
 from infsched.errors import one_of
 from infsched.report import setting_shortfall
 
-
 SCALE_NAMES = ("smoke", "default", "paper")
 METHODS = ("ramsis", "jf", "ms")
 METHOD_LABELS = {"ramsis": "RAMSIS", "jf": "Jellyfish+", "ms": "ModelSwitching",

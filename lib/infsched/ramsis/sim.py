@@ -65,7 +65,7 @@ import numpy as np
 from numba import njit
 
 from infsched.des import heap_pop, heap_push
-from infsched.errors import ConfigError, config_error, one_of, require, as_float
+from infsched.errors import ConfigError, as_float, config_error, one_of, require
 from infsched.ramsis.policy import BaselineTable, PolicyTable
 
 __all__ = [
@@ -557,7 +557,7 @@ def _check_table(profile, table) -> None:
             table.model.tolist(), f"must index the profile's {M} models")
 
 
-def simulate_central(profile, table: "BaselineTable", arrivals_ms, *, slo_ms: float,
+def simulate_central(profile, table: BaselineTable, arrivals_ms, *, slo_ms: float,
                      workers: int, load_qps: float | None = None, latency: str = "p95",
                      rng: np.random.Generator | None = None, record: bool = False,
                      monitor_window_ms: float = MONITOR_WINDOW_MS) -> SimResult:

@@ -10,17 +10,16 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from infsched.store import results_version
 from infsched.errors import InfeasibleError, one_of
-from infsched.report import NotReproducible
-from infsched.sweep import run_sweep
 from infsched.ramsis import mdp
 from infsched.ramsis.model import MDPConfig
-from infsched.ramsis.variable import MemoryLimitError
-from infsched.ramsis.scales import SCALE_NAMES
 from infsched.ramsis.model_sets import get_profile, profile_key
 from infsched.ramsis.points import _sweep_version
-
+from infsched.ramsis.scales import SCALE_NAMES
+from infsched.ramsis.variable import MemoryLimitError
+from infsched.report import NotReproducible
+from infsched.store import results_version
+from infsched.sweep import run_sweep
 
 #: Table 2's rows, in the paper's order (M = 9, then 60): (discretisation, D, profile key,
 #: batching) and the paper's seconds (B_w = 29; NaN where it hit its 24 h timeout)

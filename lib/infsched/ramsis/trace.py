@@ -28,7 +28,7 @@ _COLUMNS = ("t_s", "qps")
 _INTERVAL_S = 10.0  # the trace's native interval
 
 
-def load_twitter_trace(data_dir: "str | os.PathLike[str] | None" = None) -> pd.DataFrame:
+def load_twitter_trace(data_dir: str | os.PathLike[str] | None = None) -> pd.DataFrame:
     """The 27 ten-second QPS values: columns ``t_s`` (interval start, s) and ``qps``.
 
     ``data_dir`` defaults to the repository's ``data/`` (or ``$INFSCHED_DATA``). A malformed
@@ -56,7 +56,7 @@ def load_twitter_trace(data_dir: "str | os.PathLike[str] | None" = None) -> pd.D
     return df
 
 
-def artifact_per_second(qps: "np.ndarray | list[float]") -> np.ndarray:
+def artifact_per_second(qps: np.ndarray | list[float]) -> np.ndarray:
     """The artifact's per-second rate list: each 10 s interval's QPS repeated for 10 s, except
     the last interval, which contributes only 1 s (27 intervals -> 261 entries)."""
     q = np.asarray(qps, dtype=float).ravel()
@@ -76,7 +76,7 @@ def _merged(starts_ms: np.ndarray, rates: np.ndarray, end_ms: float) -> Piecewis
 
 def twitter_schedule(duration_s: float | None = 300.0, interval_s: float = 10.0,
                      playback: str = "artifact", *,
-                     data_dir: "str | os.PathLike[str] | None" = None) -> PiecewiseRate:
+                     data_dir: str | os.PathLike[str] | None = None) -> PiecewiseRate:
     """The Twitter trace as a :class:`~infsched.workload.PiecewiseRate` in milliseconds.
 
     ``playback="artifact"`` (default) plays it as the RAMSIS artifact does (spec §5.3): the

@@ -82,10 +82,9 @@ from scipy.sparse.linalg import splu
 from scipy.special import betainc, pdtr, pdtrc
 
 from infsched.errors import ConfigError, one_of, require
-from infsched.ramsis import headlaw as hl
-from infsched.ramsis import kernel as kern
-from infsched.ramsis.worker import ConvergenceError, WorkerMDP
+from infsched.ramsis import headlaw as hl, kernel as kern
 from infsched.ramsis.model import MDPConfig, check_feasible, slack_grid
+from infsched.ramsis.worker import ConvergenceError, WorkerMDP
 
 __all__ = ["BATCH_SIZES", "MemoryLimitError", "VariableMDP", "arrival_law", "head_law", "transition_row",
            "brute_force_row"]
@@ -547,7 +546,7 @@ def brute_force_row(lam: float, workers: int, n_max: int, grid: np.ndarray, slo:
     for kA, wA in weights.items():
         a = K - (kA - (n - 1) * K)
 
-        def below(e: float) -> float:                       # P(x < e)
+        def below(e: float, kA: int = kA) -> float:         # P(x < e); kA bound now
             if T_A == 0.0:
                 return 1.0 if e > 0 else 0.0
             u = min(max(e / T_A, 0.0), 1.0)

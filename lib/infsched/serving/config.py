@@ -14,8 +14,16 @@ import numpy as np
 
 from ..errors import InfeasibleError, config_error, one_of, require
 from ..profiles import Profile
-from .policies import (FLEX_FAMILY, FLEX_LAMBDA, POLICIES, QUEUES, ROUTINGS, SERVICES, TAD_FAMILY,
-                       Policy)
+from .policies import (
+    FLEX_FAMILY,
+    FLEX_LAMBDA,
+    POLICIES,
+    QUEUES,
+    ROUTINGS,
+    SERVICES,
+    TAD_FAMILY,
+    Policy,
+)
 from .zoo import Zoo
 
 __all__ = ["ServingConfig"]
@@ -71,7 +79,7 @@ class ServingConfig:
     running one.
     """
 
-    profile: "str | Profile | Zoo"
+    profile: str | Profile | Zoo
     workers: int
     slo_ms: float
     policy: str = "most-accurate"
@@ -134,7 +142,7 @@ class ServingConfig:
         object.__setattr__(self, "slo_ms", float(self.slo_ms))
         # resolved here so a wrong model name fails now, not in the engine
         if self.policy not in TAD_FAMILY:
-            self.model_index
+            _ = self.model_index
         self._check_tad()
         self._check_ramsis()
         self._check_flex()

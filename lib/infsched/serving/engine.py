@@ -27,10 +27,24 @@ import numpy as np
 from numba import njit
 
 from ..des import heap_pop, heap_push, heap_remove
-from .policies import (PREEMPT_FLEX, QUEUE_CENTRAL, ROUTE_RJIQ, ROUTE_ROUND_ROBIN, ROUTE_TAD,
-                       ROUTE_TADOP, SELECT_FLEX, SERVICE_EXPONENTIAL, SERVICE_JITTER,
-                       flex_candidate, flex_split, must_drop, route, route_rjiq, route_tad,
-                       route_tadop, select)
+from .policies import (
+    PREEMPT_FLEX,
+    QUEUE_CENTRAL,
+    ROUTE_RJIQ,
+    ROUTE_ROUND_ROBIN,
+    ROUTE_TAD,
+    ROUTE_TADOP,
+    SERVICE_EXPONENTIAL,
+    SERVICE_JITTER,
+    flex_candidate,
+    flex_split,
+    must_drop,
+    route,
+    route_rjiq,
+    route_tad,
+    route_tadop,
+    select,
+)
 
 __all__ = ["run", "run_flex"]
 

@@ -31,29 +31,64 @@ claims), :mod:`.validation` (closed forms; FLEX against Shepherd's engine) and
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..store import results_version
 from ..errors import one_of, require
+from ..store import results_version
 from ..sweep import default_processes, point_seed, run_sweep
 from .config import ServingConfig
-from .contenders import (CONTENDERS, LABELS, MEAN_PLANNED, MONITORED, REPLANNING, TAD_CONTENDERS,
-                         contender_config, jellyfish_choice, judge, model_switching_choice,
-                         ramsis_policy, rjiq_split, tad_split)
+from .contenders import (
+    CONTENDERS,
+    LABELS,
+    MEAN_PLANNED,
+    MONITORED,
+    REPLANNING,
+    TAD_CONTENDERS,
+    contender_config,
+    jellyfish_choice,
+    judge,
+    model_switching_choice,
+    ramsis_policy,
+    rjiq_split,
+    tad_split,
+)
+from .plugins import UserPolicy, register
 from .scales import SCALES, Scale, get_scale
 from .sim import simulate
 from .streams import WORKLOADS, arrivals
-from .tables import (QUALIFY_RULES, lower_bound, recommendation_matrix, matrix_view, cell_capacity,
-                     accuracy_target_table, assumptions_table, batch_cliff, claims, decision_table,
-                     knob_table, recommend, replanning_table, REPLANNING_PAIRS, served_capacity, with_ci)
+from .system import (  # noqa: F401
+    _code_version,
+    _entries,
+    _load_zoo,
+    _loads,
+    _name,
+    _profile_version,
+    _system,
+    load_zoo,
+)
+from .tables import (
+    QUALIFY_RULES,
+    REPLANNING_PAIRS,
+    accuracy_target_table,
+    assumptions_table,
+    batch_cliff,
+    cell_capacity,
+    claims,
+    decision_table,
+    knob_table,
+    lower_bound,
+    matrix_view,
+    recommend,
+    recommendation_matrix,
+    replanning_table,
+    served_capacity,
+    with_ci,
+)
 from .validation import closed_forms, flex_agreement, ramsis_overload_agreement, tail_checks
-from .plugins import UserPolicy, register
 from .zoo import Zoo
-from .system import (_code_version, _entries, _load_zoo, _loads, _name, _profile_version, _system,  # noqa: F401
-                     load_zoo)
 
 __all__ = ["UserPolicy", "SCALES", "Scale", "get_scale", "CONTENDERS", "WORKLOADS", "LABELS", "load_zoo",
            "arrivals", "tad_split", "jellyfish_choice", "contender_config", "judge",

@@ -6,7 +6,7 @@ book's theme and policy styles (:mod:`infsched.plotting`), with labelled axes an
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd

@@ -45,8 +45,9 @@ import hashlib
 import importlib
 import inspect
 from collections import namedtuple
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -54,8 +55,17 @@ from numba import njit
 from ..des import heap_pop, heap_push
 from ..errors import ConfigError, one_of, require
 from .labels import LABELS
-from .policies import (POLICIES, ROUTE_ROUND_ROBIN, ROUTINGS, SELECT_USER, SERVICE_EXPONENTIAL,
-                       SERVICE_JITTER, TAD_FAMILY, Policy, route)
+from .policies import (
+    POLICIES,
+    ROUTE_ROUND_ROBIN,
+    ROUTINGS,
+    SELECT_USER,
+    SERVICE_EXPONENTIAL,
+    SERVICE_JITTER,
+    TAD_FAMILY,
+    Policy,
+    route,
+)
 
 __all__ = ["State", "UserPolicy", "PolicyError", "policy", "register", "registered", "get", "ROUTINGS",
            "run_user", "unknown_policy"]
@@ -83,7 +93,7 @@ State = namedtuple("State", ["slack_ms", "queue_len", "idle", "workers", "worker
 USER_ROUTINGS = tuple(r for r in ROUTINGS if r not in TAD_FAMILY)
 
 #: name -> UserPolicy
-_REGISTRY: dict[str, "UserPolicy"] = {}
+_REGISTRY: dict[str, UserPolicy] = {}
 
 
 def _is_compiled(fn) -> bool:
@@ -139,7 +149,7 @@ class UserPolicy:
         """True if ``select`` is a numba-compiled function (the fast path)."""
         return _is_compiled(self.select)
 
-    def with_params(self, *params: float, name: str | None = None) -> "UserPolicy":
+    def with_params(self, *params: float, name: str | None = None) -> UserPolicy:
         """The same policy with other knobs (and, to run both in one sweep, another name)."""
         return UserPolicy(name or self.name, self.select, self.queue, self.routing, tuple(params),
                           self.max_batch, self.label if name is None else None)
@@ -159,7 +169,7 @@ class UserPolicy:
                 "max_batch": self.max_batch, "label": self.label}
 
     @classmethod
-    def _from_store_state(cls, state: dict) -> "UserPolicy":
+    def _from_store_state(cls, state: dict) -> UserPolicy:
         """The policy :meth:`_store_state` describes; ValueError if its code changed since."""
         module, _, qual = state["select"].partition(":")
         target: Any = importlib.import_module(module)

@@ -45,8 +45,14 @@ from .config import ServingConfig
 from .contenders import contender_config, judge
 from .engine import _level
 from .plugins import State, get
-from .policies import (SELECT_BATCH_GREEDY, SELECT_FIXED, SELECT_SLACK_ACCURATE, SELECT_USER,
-                       must_drop, select)
+from .policies import (
+    SELECT_BATCH_GREEDY,
+    SELECT_FIXED,
+    SELECT_SLACK_ACCURATE,
+    SELECT_USER,
+    must_drop,
+    select,
+)
 from .sim import Result, simulate
 from .zoo import Zoo
 

@@ -112,7 +112,7 @@ def simulate_flex_reference(config: ServingConfig, arr: np.ndarray, svc: np.ndar
             queue.append(i)
             i += 1
         m, cap = plan(now, i)
-        for rerun in range(K + 1):
+        for _ in range(K + 1):
             cands = [v for v in range(K) if busy[v]] if preempts else []
             if not all(busy):
                 drop(now, m)

@@ -19,8 +19,14 @@ from ..profiles import QUANTILE_LEVELS
 from ..workload import poisson_arrivals
 from . import engine
 from .config import ServingConfig
-from .policies import (FLEX_FAMILY, QUEUES, ROUTINGS, ROUTE_LEAST_LOADED, SELECT_USER, SERVICES,
-                       SERVICE_DETERMINISTIC)
+from .policies import (
+    FLEX_FAMILY,
+    QUEUES,
+    ROUTINGS,
+    SELECT_USER,
+    SERVICE_DETERMINISTIC,
+    SERVICES,
+)
 
 __all__ = ["Result", "simulate", "draws"]
 

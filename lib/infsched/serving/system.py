@@ -21,7 +21,7 @@ from .zoo import Zoo
 __all__ = ["load_zoo"]
 
 
-def load_zoo(profile: "str | os.PathLike[str] | Zoo") -> Zoo:
+def load_zoo(profile: str | os.PathLike[str] | Zoo) -> Zoo:
     if isinstance(profile, Zoo):
         return profile
     require(isinstance(profile, (str, os.PathLike)), "profile", profile,

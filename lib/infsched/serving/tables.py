@@ -4,7 +4,7 @@ and the papers' claims checked on common ground (spec headtohead §3-4)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -256,7 +256,7 @@ def recommend(runs: pd.DataFrame, targets: Sequence[float] = (0.99, 0.999), leve
                 ok = ok[ok[f"{objective}_bound"] >= floor]
             ok = ok.sort_values(objective, ascending=False)
 
-            def missing(d: pd.DataFrame) -> str:
+            def missing(d: pd.DataFrame, target: float = target) -> str:
                 miss = d[constraint].isna() | (d[constraint] < target)
                 if floor is not None:
                     miss |= d[objective].isna() | (d[objective] < floor)

@@ -29,7 +29,6 @@ def erlang_c_wait(lam: float, mu: float, c: int) -> float:
 
 def erlang_c_tail(lam: float, mu: float, c: int, t) -> np.ndarray:
     """P(W > t) of M/M/c FIFO (Erlang C): ``C(c, a) exp(-(c mu - lam) t)``, ``a = lam / mu``."""
-    a = lam / mu
     p_wait = erlang_c_wait(lam, mu, c) * (c * mu - lam)  # C(c, a)
     return p_wait * np.exp(-(c * mu - lam) * np.asarray(t, dtype=float))
 

@@ -67,7 +67,7 @@ class Zoo:
             object.__setattr__(self, "spread", _frozen(spr))
 
     @classmethod
-    def of(cls, profile: "str | Profile | Zoo") -> "Zoo":
+    def of(cls, profile: str | Profile | Zoo) -> Zoo:
         """The zoo of a profile name (``"ramsis-image"``), a :class:`Profile` or a Zoo."""
         if isinstance(profile, Zoo):
             return profile
@@ -78,7 +78,7 @@ class Zoo:
         return cls(profile.models, profile.accuracy, profile.latency_ms, profile.spread)
 
     @classmethod
-    def single(cls, latency_ms: float, accuracy: float = 100.0, max_batch: int = 1) -> "Zoo":
+    def single(cls, latency_ms: float, accuracy: float = 100.0, max_batch: int = 1) -> Zoo:
         """One model with the same latency at every batch size up to ``max_batch``: the
         queueing-theory zoo (M/D/c, M/M/c with exponential service)."""
         return cls(("m0",), [accuracy], np.full((1, max_batch), float(latency_ms)))

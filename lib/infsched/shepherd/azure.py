@@ -86,7 +86,7 @@ def _day_counts(df: pd.DataFrame, path: str) -> np.ndarray:
     return num.astype(np.int64)
 
 
-def load_azure_invocations(path_or_paths: "str | os.PathLike | Iterable[str | os.PathLike]", *,
+def load_azure_invocations(path_or_paths: str | os.PathLike | Iterable[str | os.PathLike], *,
                            by: str = "function") -> AzureInvocations:
     """Read Azure Functions 2019 ``invocations_per_function_md.anon.dNN.csv`` day files.
 

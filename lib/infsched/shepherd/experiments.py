@@ -22,7 +22,7 @@ sweep point of Figs. 7-9 (:mod:`~infsched.shepherd.systems`).
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -30,13 +30,28 @@ import pandas as pd
 from infsched.errors import check_keywords, one_of, require
 from infsched.shepherd import herd, sim, theory, traces
 from infsched.shepherd.model import B_MAX, DEFAULT_SLO_MS, TABLE4, ModelSet, Requests
-from infsched.shepherd.profile import (PUBLISHED, ProfileSource, _profile, active_profile,
-                                       load_profile, profile_models, profile_table, use_profile)
+from infsched.shepherd.profile import (
+    PUBLISHED,
+    ProfileSource,
+    _profile,
+    active_profile,
+    load_profile,
+    profile_models,
+    profile_table,
+    use_profile,
+)
+from infsched.shepherd.scales import SCALE_NAMES, SCALES, Scale, get_scale, stand_in
+from infsched.shepherd.systems import (
+    SYSTEMS,
+    _sim_version,
+    _systems_sweep,
+    check_slo_ms,
+    check_trace_memory,
+    knapsack_bound,
+    run_system,
+    shepherd_group,
+)
 from infsched.sweep import default_processes, run_sweep
-from infsched.shepherd.scales import SCALES, SCALE_NAMES, Scale, get_scale, stand_in
-from infsched.shepherd.systems import (SYSTEMS, _sim_version, _systems_sweep, check_slo_ms,
-                                       check_trace_memory,
-                                       knapsack_bound, run_system, shepherd_group)
 
 __all__ = ["PUBLISHED", "PROFILE_DEPENDENT", "ProfileSource", "load_profile", "use_profile",
            "active_profile", "profile_models", "profile_table", "CONTROLLER_US", "EXPERIMENTS",
@@ -521,7 +536,7 @@ def preemption_model(eps_exec: float = 0.02) -> pd.DataFrame:
     a GPU): a preemption waits for the next of ``E`` evenly spaced exit points, on average
     ``ℓ/(2E)``, and exit points slow execution by ``eps_exec`` (our assumptions)."""
     rows = []
-    for name, (short, a, b, e) in TABLE4.items():
+    for short, _a, _b, e in TABLE4.values():
         rows.append({"model": short, "exit points": e, "mean preemption delay (% of batch)":
                      100 / (2 * e), "extra execution (%)": 100 * eps_exec})
     return pd.DataFrame(rows)

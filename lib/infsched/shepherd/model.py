@@ -119,12 +119,12 @@ class ModelSet:
         lat1 = self.latency(np.arange(self.n), 1)
         return [n for n, l1 in zip(self.names, lat1) if l1 > slo_ms]
 
-    def subset(self, idx) -> "ModelSet":
+    def subset(self, idx) -> ModelSet:
         idx = np.asarray(idx, dtype=np.int64)
         return ModelSet(tuple(self.names[i] for i in idx), self.alpha[idx], self.beta[idx],
                         self.exit_points[idx])
 
-    def replicate(self, n_instances: int) -> "ModelSet":
+    def replicate(self, n_instances: int) -> ModelSet:
         """``n_instances`` model instances, instance ``k`` with profile ``k mod n`` (the paper's
         "#models = #workers" at scale, Table 5)."""
         require(isinstance(n_instances, (int, np.integer)) and n_instances >= 1, "n_instances",
@@ -172,7 +172,7 @@ class Requests:
         return int(self.arrival.size)
 
     @classmethod
-    def with_slo(cls, arrival, model, slo_ms) -> "Requests":
+    def with_slo(cls, arrival, model, slo_ms) -> Requests:
         """Requests whose deadline is arrival + ``slo_ms`` (a scalar or one SLO per request)."""
         a = np.asarray(arrival, dtype=float)
         order = np.argsort(a, kind="stable")

@@ -18,9 +18,13 @@ import numpy as np
 import pandas as pd
 
 from infsched.errors import ConfigError, config_error, require
-from infsched.profiles import PUBLISHED, linear_fit, locate, raw_profile  # PUBLISHED: Table 4's V100 α, β
-from infsched.shepherd.model import DEFAULT_SLO_MS, TABLE4, ModelSet
-from infsched.shepherd.model import model_set as paper_set
+from infsched.profiles import (  # PUBLISHED: Table 4's V100 α, β
+    PUBLISHED,
+    linear_fit,
+    locate,
+    raw_profile,
+)
+from infsched.shepherd.model import DEFAULT_SLO_MS, TABLE4, ModelSet, model_set as paper_set
 
 __all__ = ["PUBLISHED", "SHEPHERD_NAMES", "ProfileSource", "load_profile", "use_profile",
            "active_profile", "profile_models", "profile_table", "measured_model_set"]
@@ -36,7 +40,7 @@ SHEPHERD_NAMES: dict[str, str] = {
 }
 
 
-def measured_model_set(raw: "pd.DataFrame | str | os.PathLike[str]", model_set: str = "cv16",
+def measured_model_set(raw: pd.DataFrame | str | os.PathLike[str], model_set: str = "cv16",
                        stat: str = "mean_ms", max_batch: int | None = None):
     """Shepherd's models (Table 4's ``model_set``) with α and β fitted to a measured profile.
 
@@ -110,7 +114,7 @@ _PUBLISHED_SOURCE = ProfileSource()
 _ACTIVE: ProfileSource = _PUBLISHED_SOURCE
 
 
-def _find_profile_file(source: "str | os.PathLike[str]") -> Path:
+def _find_profile_file(source: str | os.PathLike[str]) -> Path:
     found, tried = locate(source)
     if found is None:
         raise config_error("profile", str(source), _PROFILE_ALLOWED + "; no such file: "
@@ -118,7 +122,7 @@ def _find_profile_file(source: "str | os.PathLike[str]") -> Path:
     return found
 
 
-def load_profile(source: "str | os.PathLike[str] | ProfileSource" = PUBLISHED,
+def load_profile(source: str | os.PathLike[str] | ProfileSource = PUBLISHED,
                  stat: str = "mean_ms") -> ProfileSource:
     """The :class:`ProfileSource` of ``source``: ``"published"`` (Table 4), a ProfileSource (as
     it is), or the path of a raw profile CSV chosen through the profile registry
@@ -154,7 +158,7 @@ def load_profile(source: "str | os.PathLike[str] | ProfileSource" = PUBLISHED,
                          path=str(path), dropped=tuple(dropped), quality=quality, where=where)
 
 
-def use_profile(source: "str | os.PathLike[str] | ProfileSource" = PUBLISHED,
+def use_profile(source: str | os.PathLike[str] | ProfileSource = PUBLISHED,
                 stat: str = "mean_ms") -> ProfileSource:
     """Run every experiment of this module on ``source``'s latencies (see :func:`load_profile`)
     from now on, in this process and in the sweeps' workers; returns the ProfileSource.

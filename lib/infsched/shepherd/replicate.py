@@ -39,12 +39,12 @@ import numpy as np
 import pandas as pd
 
 from infsched.errors import require
-from infsched.store import results_version
-from infsched.sweep import default_processes, point_seed, run_sweep
 from infsched.shepherd import experiments as ex
 from infsched.shepherd.profile import _profile
 from infsched.shepherd.scales import get_scale
 from infsched.shepherd.systems import SYSTEMS, _sim_version, run_system
+from infsched.store import results_version
+from infsched.sweep import default_processes, point_seed, run_sweep
 
 __all__ = ["REPLICATIONS", "REPLICA_KEY", "fig10_replica", "fig10_replications", "fig7_replica",
            "fig7_replications", "fig9_replica", "fig9_replications", "gain_noise", "measured", "noise_notes",

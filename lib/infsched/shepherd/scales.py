@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 from infsched.errors import one_of
 
-
 SCALE_NAMES = ("smoke", "default", "paper")
 
 

@@ -66,7 +66,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from infsched.errors import config_error, one_of, require
+from infsched.errors import one_of, require
 from infsched.limits import check_memory, warn_long
 from infsched.shepherd.model import B_MAX, ModelSet, Requests
 

@@ -11,13 +11,13 @@ import inspect
 import numpy as np
 import pandas as pd
 
-from infsched.store import results_version
 from infsched.errors import require
 from infsched.shepherd import herd, nexus, sim, traces
 from infsched.shepherd.model import ModelSet, Requests
 from infsched.shepherd.profile import PUBLISHED, _profile, profile_models
-from infsched.sweep import default_processes, run_sweep
 from infsched.shepherd.scales import Scale
+from infsched.store import results_version
+from infsched.sweep import default_processes, run_sweep
 
 
 def _code_version(*objs) -> str:

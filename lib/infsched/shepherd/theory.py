@@ -30,7 +30,7 @@ The paper's constants reproduce to within 0.6 %; the optimum is flat in λ (spec
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from scipy.optimize import minimize, minimize_scalar

@@ -80,7 +80,7 @@ _K_ARRIVALS, _K_SUBSET, _K_GROUPS = 5, 6, 7
 # seeds and argument checks
 # --------------------------------------------------------------------------------------------
 
-def _root(seed: "int | np.random.SeedSequence") -> np.random.SeedSequence:
+def _root(seed: int | np.random.SeedSequence) -> np.random.SeedSequence:
     """The run's root SeedSequence from an integer seed (or a SeedSequence handed down)."""
     if isinstance(seed, np.random.SeedSequence):
         return seed
@@ -129,7 +129,7 @@ def _counts_matrix(counts: object) -> np.ndarray:
 
 def synthetic_poisson_counts(n_streams: int = 1000, minutes: int = MINUTES_PER_WEEK,
                              mean_per_min: float = 10.0, *,
-                             seed: "int | np.random.SeedSequence" = 0) -> np.ndarray:
+                             seed: int | np.random.SeedSequence = 0) -> np.ndarray:
     """Per-minute counts of independent Poisson streams, rates ``λ_s ~ Exp(mean_per_min)``.
 
     Fig. 2 "synthetic" (spec §3; the paper does not give the mean, 10 req/min is [ours]).
@@ -218,7 +218,7 @@ class _Streams:
     noise_cv: np.ndarray
 
 
-def _maf_params(params: "MafSynth | None") -> MafSynth:
+def _maf_params(params: MafSynth | None) -> MafSynth:
     if params is None:
         return MafSynth()
     require(isinstance(params, MafSynth), "params", params, "must be a MafSynth (or None)")
@@ -265,15 +265,15 @@ def _tiles(n_streams: int, minutes: int):
             yield b, h, slice(lo, hi), slice(0, m1 - m0), slice(m0, m1)
 
 
-def _default_total(n_streams: int, total_rate: "float | None") -> float:
+def _default_total(n_streams: int, total_rate: float | None) -> float:
     # [ours] 10 req/min per stream on average, the same mean as Fig. 2's synthetic streams
     return n_streams * 10.0 / 60.0 if total_rate is None else _positive("total_rate", total_rate)
 
 
-def maf_minute_rates(params: "MafSynth | None" = None, n_streams: int = 1000,
-                     minutes: int = MINUTES_PER_WEEK, total_rate: "float | None" = None, *,
-                     seed: "int | np.random.SeedSequence" = 0,
-                     dtype: "type | np.dtype" = np.float32) -> np.ndarray:
+def maf_minute_rates(params: MafSynth | None = None, n_streams: int = 1000,
+                     minutes: int = MINUTES_PER_WEEK, total_rate: float | None = None, *,
+                     seed: int | np.random.SeedSequence = 0,
+                     dtype: type | np.dtype = np.float32) -> np.ndarray:
     """Per-minute expected rates ``λ_i(t)`` in req/s of MAF-synth (spec §4.2 items 2–3).
 
     ``total_rate`` (req/s) is ``Σ_i λ̄_i``; the modulation keeps it only on average over time.
@@ -292,9 +292,9 @@ def maf_minute_rates(params: "MafSynth | None" = None, n_streams: int = 1000,
     return out
 
 
-def maf_counts(params: "MafSynth | None" = None, n_streams: int = 1000,
-               minutes: int = MINUTES_PER_WEEK, total_rate: "float | None" = None, *,
-               seed: "int | np.random.SeedSequence" = 0) -> np.ndarray:
+def maf_counts(params: MafSynth | None = None, n_streams: int = 1000,
+               minutes: int = MINUTES_PER_WEEK, total_rate: float | None = None, *,
+               seed: int | np.random.SeedSequence = 0) -> np.ndarray:
     """Per-minute counts ``N_{i,t} ~ Poisson(60 λ_i(t))`` of MAF-synth (spec §4.2 item 3), int32,
     streams × minutes. The same ``seed`` gives the rates of :func:`maf_minute_rates`.
 
@@ -384,7 +384,7 @@ def cv_by_window(counts: np.ndarray,
 
 def group_cv(counts: np.ndarray, group_sizes: Sequence[int] = (1, 10, 100, 1000),
              windows_min: Sequence[int] = (1,), *,
-             seed: "int | np.random.SeedSequence" = 0) -> pd.DataFrame:
+             seed: int | np.random.SeedSequence = 0) -> pd.DataFrame:
     """Mean CV of the aggregated counts of random groups of ``g`` streams (Fig. 5, spec §3).
 
     Streams are shuffled once per group size (seeded) and cut into ``n_streams // g`` groups of
@@ -422,10 +422,10 @@ def group_cv(counts: np.ndarray, group_sizes: Sequence[int] = (1, 10, 100, 1000)
 
 
 def subminute_cv(counts: np.ndarray, windows_s: Sequence[float] = SUBMINUTE_WINDOWS_S, *,
-                 variant: str = "stable", params: "MafSynth | None" = None,
+                 variant: str = "stable", params: MafSynth | None = None,
                  n_streams: int = 200, n_minutes: int = 10, first_minute: int = 0,
                  min_mean_per_min: float = 0.0,
-                 seed: "int | np.random.SeedSequence" = 0) -> pd.DataFrame:
+                 seed: int | np.random.SeedSequence = 0) -> pd.DataFrame:
     """Mean per-stream CV at sub-minute windows, from within-minute arrival placement.
 
     Spec §3 Fig 2 ("sub-minute τ using within-minute arrival placement", §4.2 item 4): a random
@@ -662,16 +662,16 @@ class MafSlice:
         return Requests(self.arrival_ms, self.model, self.arrival_ms + slo)
 
 
-def _n_models(models: "ModelSet | int") -> int:
+def _n_models(models: ModelSet | int) -> int:
     if isinstance(models, ModelSet):
         return models.n
     return _int_at_least("models", models, 1)
 
 
-def maf_stream_rates(n_streams: int, total_rate: float, models: "ModelSet | int" = 16, *,
-                     params: "MafSynth | None" = None, minute: int = 0,
+def maf_stream_rates(n_streams: int, total_rate: float, models: ModelSet | int = 16, *,
+                     params: MafSynth | None = None, minute: int = 0,
                      rate_scale: float = 1.0,
-                     seed: "int | np.random.SeedSequence" = 0) -> StreamRates:
+                     seed: int | np.random.SeedSequence = 0) -> StreamRates:
     """The rates (req/s) of minute ``minute`` of MAF-synth, rescaled so they sum to
     ``rate_scale · total_rate`` (spec §4.2 item 5), and the round-robin stream → model map.
 
@@ -694,9 +694,9 @@ def maf_stream_rates(n_streams: int, total_rate: float, models: "ModelSet | int"
 
 
 def maf_arrivals(n_streams: int, total_rate: float, horizon_s: float, variant: str = "stable",
-                 models: "ModelSet | int" = 16, *, params: "MafSynth | None" = None,
+                 models: ModelSet | int = 16, *, params: MafSynth | None = None,
                  minute: int = 0, rate_scale: float = 1.0, cv_scale: float = 1.0,
-                 seed: "int | np.random.SeedSequence" = 0) -> MafSlice:
+                 seed: int | np.random.SeedSequence = 0) -> MafSlice:
     """One simulation slice of MAF-synth on ``[0, horizon_s)`` (spec §4.2 items 4–6).
 
     Rates are :func:`maf_stream_rates` (one minute, stationary over the horizon). Within it:
@@ -728,10 +728,10 @@ def maf_arrivals(n_streams: int, total_rate: float, horizon_s: float, variant: s
 
 
 def maf_requests(n_streams: int, total_rate: float, horizon_s: float, variant: str = "stable",
-                 models: "ModelSet | int" = 16, slo_ms: float = DEFAULT_SLO_MS,
-                 seed: "int | np.random.SeedSequence" = 0, *, minute: int = 0,
+                 models: ModelSet | int = 16, slo_ms: float = DEFAULT_SLO_MS,
+                 seed: int | np.random.SeedSequence = 0, *, minute: int = 0,
                  rate_scale: float = 1.0, cv_scale: float = 1.0,
-                 params: "MafSynth | None" = None) -> Requests:
+                 params: MafSynth | None = None) -> Requests:
     """Requests of one MAF-synth simulation slice (see :func:`maf_arrivals`), arrival times in
     ms, stream ``i`` on model ``i mod n_models``, deadline ``arrival + slo_ms``.
 

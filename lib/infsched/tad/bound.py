@@ -25,10 +25,10 @@ helpers, so the module keeps the paper's order in sections instead.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Iterable
 
 import numpy as np
 import pandas as pd

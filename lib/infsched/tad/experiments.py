@@ -15,16 +15,16 @@ from __future__ import annotations
 import hashlib
 import inspect
 import math
-from pathlib import Path
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from infsched.store import results_version
 from infsched.errors import ConfigError, check_keywords, config_error, one_of, require
 from infsched.report import Measured, NotReproducible
+from infsched.store import results_version
 from infsched.sweep import default_processes, point_seed, run_sweep
 from infsched.tad import bound
 from infsched.tad.model import EXAMPLE_1_2, EXAMPLE_3, MAIN, SystemParams

@@ -87,7 +87,6 @@ def run_timed(ubuf, ebuf, timed,
 
     ist: [N, phase, iu, ie, arrivals, n_rec_arr, n_rec_dep, finished]; fst: [t].
     """
-    K = mu.shape[0]
     P = ph_end.shape[0]
     N = ist[0]
     p = ist[1]

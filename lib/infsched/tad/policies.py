@@ -25,8 +25,8 @@ such d, Δ is a float and the tests "Δ + a_k − a* ≥ 0" and "Δ > 0" are mad
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence, Union
 
 import numpy as np
 
@@ -305,7 +305,7 @@ class RJIQ:
 
     @classmethod
     def for_load(cls, params: SystemParams, a_star: float, lam: float, n: int,
-                 beta: float | None = None) -> "RJIQ":
+                 beta: float | None = None) -> RJIQ:
         """R-JIQ tuned to load λ on n servers: p_RJIQ = (1 − w)p*(λ) + w p*(λ^max), w = n^-γ."""
         from infsched.tad import bound
 
@@ -396,7 +396,7 @@ class TADOP:
                       tuples=tadop_tuples(params, self.a_star), lenient=bool(self.lenient))
 
 
-Policy = Union[RandomRouting, JIQFast, JIQAccurate, RJIQ, TAD, TADOP]
+Policy = RandomRouting | JIQFast | JIQAccurate | RJIQ | TAD | TADOP
 
 
 def make_policy(name: str, params: SystemParams, a_star: float, lam: float, n: int) -> Policy:

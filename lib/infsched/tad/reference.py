@@ -35,8 +35,6 @@ from infsched.tad.sim import (
     N_BATCHES,
     Phase,
     SimResult,
-    check_run_args,
-    phase_plan,
     _arrivals_const,
     _arrivals_phases,
     _check_int,
@@ -44,7 +42,9 @@ from infsched.tad.sim import (
     _check_seed,
     _resolve,
     _t975,
+    check_run_args,
     job_streams,
+    phase_plan,
 )
 
 

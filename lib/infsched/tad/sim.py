@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from infsched.errors import ConfigError, InfeasibleError, config_error, one_of, require, as_float
+from infsched.errors import ConfigError, InfeasibleError, as_float, config_error, one_of, require
 from infsched.limits import check_memory, warn_long
 from infsched.tad.engine import N_BATCHES, Engine
 from infsched.tad.markov import MAX_COARSEN, RESYNC  # noqa: F401  (re-exported)
