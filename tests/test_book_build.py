@@ -57,12 +57,8 @@ PAGES = ["intro"] + [p.split("/")[-1] for p in re.findall(r"file:\s*(\S+)", (ROO
 #: pages that do not yet read cleanly in the browser, while the chapters are reworked (see the
 #: failure message for what each trips on); remove a page here once it passes
 PENDING: dict[str, str] = {
-    "ramsis": "'spec A9' in a source; 'this machine' in Table 2's notes",
     "kvcache": "NaN in a table; 'spec A2', 'spec 1.4' in sources",
-    "shepherd": "'the spec's A12' in a source",
-    "profiling": "'this machine' in the prose",
     "headtohead": "tables wider than the column",
-    "scorecard": "the chapters' rows: 'spec ...' in sources, 'this machine' in RAMSIS's notes",
 }
 
 

@@ -177,7 +177,7 @@ def notes_tab2(t2: pd.DataFrame) -> dict:
     for cell, q in TABLE2_CELLS.items():
         if cell not in t:
             continue
-        ours = f"ours {t[cell]:.1f} s wall, {cpu.get(cell, np.nan):.1f} s CPU on this machine"
+        ours = f"ours {t[cell]:.1f} s wall, {cpu.get(cell, np.nan):.1f} s CPU in our run"
         paper_s = _table2_paper()[cell]
         if np.isfinite(paper_s):
             out[q + "_s"] = f"{ours} (paper/ours {paper_s / t[cell]:.0f}x)"
