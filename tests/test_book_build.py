@@ -57,8 +57,6 @@ PAGES = ["intro"] + [p.split("/")[-1] for p in re.findall(r"file:\s*(\S+)", (ROO
 #: pages that do not yet read cleanly in the browser, while the chapters are reworked (see the
 #: failure message for what each trips on); remove a page here once it passes
 PENDING: dict[str, str] = {
-    "kvcache": "NaN in a table; 'spec A2', 'spec 1.4' in sources",
-    "headtohead": "tables wider than the column",
 }
 
 
