@@ -14,19 +14,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from chapter_header import HEADER
 from infsched.runner import _kernel_config
 
-CHAPTER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+CHAPTER = HEADER + """
 # Mini
 
 ```{code-cell} ipython3

@@ -42,6 +42,32 @@ PAPER_WINDOW = 1_000
 
 
 @njit(cache=True, _nrt=False)
+def _take_samples(ts, ks, S, until, inclusive, N, t, area, asum, ja, W, K, wcnt, acc,
+                  s_n, s_area, s_asum, s_acc):
+    """Record every sample time before ``until`` (at it too when ``inclusive``): N(t_k), the
+    interval's integral of N and summed accuracy (both restarted at each sample), and the running
+    accuracy of the last ``W`` arrivals (NaN until ``W`` have arrived). N is constant meanwhile.
+    Returns the next sample index, the time, and the running integral and accuracy sum."""
+    while ks < S and (ts[ks] < until or (inclusive and ts[ks] == until)):
+        area += N * (ts[ks] - t)
+        t = ts[ks]
+        s_n[ks] = N
+        s_area[ks] = area
+        s_asum[ks] = asum
+        if ja >= W:
+            sa = 0.0
+            for k in range(K):
+                sa += wcnt[k] * acc[k]
+            s_acc[ks] = sa / W
+        else:
+            s_acc[ks] = np.nan
+        area = 0.0
+        asum = 0.0
+        ks += 1
+    return ks, t, area, asum
+
+
+@njit(cache=True, _nrt=False)
 def run_timed_stream(ubuf, ebuf,
                      # system
                      mu, inv_mu, sizes, starts, n_total, acc,
@@ -90,22 +116,8 @@ def run_timed_stream(ubuf, ebuf,
             t_next = ph_end[p]
         # samples before the next event (or the phase end): N is constant on [t, t_next); an
         # event exactly at a sample time counts at it (≤), as in number_in_system
-        while ks < S and ts[ks] < t_next:
-            area += N * (ts[ks] - t)
-            t = ts[ks]
-            s_n[ks] = N
-            s_area[ks] = area
-            s_asum[ks] = asum
-            if ja >= W:
-                sa = 0.0
-                for k in range(K):
-                    sa += wcnt[k] * acc[k]
-                s_acc[ks] = sa / W
-            else:
-                s_acc[ks] = np.nan
-            area = 0.0
-            asum = 0.0
-            ks += 1
+        ks, t, area, asum = _take_samples(ts, ks, S, t_next, False, N, t, area, asum, ja, W, K,
+                                          wcnt, acc, s_n, s_area, s_asum, s_acc)
         area += N * (t_next - t)
         t = t_next
         if at_end:
@@ -167,22 +179,8 @@ def run_timed_stream(ubuf, ebuf,
             N -= 1
     if ist[7]:
         # the samples at the end of the last phase (no event there: N is what it was)
-        while ks < S and ts[ks] <= t:
-            area += N * (ts[ks] - t)
-            t = ts[ks]
-            s_n[ks] = N
-            s_area[ks] = area
-            s_asum[ks] = asum
-            if ja >= W:
-                sa = 0.0
-                for k in range(K):
-                    sa += wcnt[k] * acc[k]
-                s_acc[ks] = sa / W
-            else:
-                s_acc[ks] = np.nan
-            area = 0.0
-            asum = 0.0
-            ks += 1
+        ks, t, area, asum = _take_samples(ts, ks, S, t, True, N, t, area, asum, ja, W, K,
+                                          wcnt, acc, s_n, s_area, s_asum, s_acc)
     ist[0] = N
     ist[1] = p
     ist[2] = iu
