@@ -54,10 +54,6 @@ def test_book_builds_without_warnings(built_book):
 
 #: the book's pages in its table of contents
 PAGES = ["intro"] + [p.split("/")[-1] for p in re.findall(r"file:\s*(\S+)", (ROOT / "_toc.yml").read_text())]
-#: pages that do not yet read cleanly in the browser, while the chapters are reworked (see the
-#: failure message for what each trips on); remove a page here once it passes
-PENDING: dict[str, str] = {
-}
 
 
 @pytest.fixture(scope="module")
@@ -72,8 +68,7 @@ def browser_problems(built_book):
     return browser.check_pages(root)
 
 
-@pytest.mark.parametrize("page", [pytest.param(p, marks=pytest.mark.xfail(reason=PENDING[p], strict=False))
-                                  if p in PENDING else p for p in PAGES])
+@pytest.mark.parametrize("page", PAGES)
 def test_page_reads_cleanly_in_a_browser(browser_problems, page):
     """Each page in headless Chromium at 1366×768 (tests/browser.py): no table that needs a
     sideways scroll, no figure under 120 px high, no NaN, no raw MyST or LaTeX, no words of the
