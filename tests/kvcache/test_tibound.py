@@ -16,6 +16,7 @@ from infsched.kvcache.tibound import (
     _exclusive_offset,
     _lagrangian,
     clique_members,
+    horizon_cap,
     row_activity,
     ti_bound,
 )
@@ -75,8 +76,8 @@ def test_rows_are_tight_somewhere():
 
 def test_pricing_matches_the_column_definition():
     """``_lagrangian``'s vectorised column costs (prefix sums and per-request intervals) equal
-    the costs summed row by row from each column's coefficients, for random multipliers and
-    clique rows."""
+    the costs summed row by row from each column's coefficients, for random multipliers, clique
+    rows and windows (infinite after a request's last start)."""
     rng = np.random.default_rng(5)
     for _ in range(6):
         inst = _random_instance(rng)
@@ -87,11 +88,14 @@ def test_pricing_matches_the_column_definition():
         cuts = [(int(rng.integers(1, H + 1)), int(rng.integers(2, 4)),
                  int(rng.integers(0, 4 * inst.M))) for _ in range(15)]
         nu = rng.random(len(cuts))
-        L, g = _lagrangian(inst, W, H, e, mu, lam, cuts, nu)
-        ref = np.empty_like(g)
+        # windows cut short per request (the no-idle horizon does this), one left whole
+        last = inst.arrival + rng.integers(0, W + 1, size=inst.n)
+        last[0] = inst.arrival[0] + W
+        L, g = _lagrangian(inst, W, H, e, mu, lam, cuts, nu, last)
+        ref = np.full_like(g, np.inf)
         for i in range(inst.n):
             s, o, P = inst.prompt[i], inst.output[i], inst.prompt[i] + inst.output[i]
-            for w in range(W + 1):
+            for w in range(last[i] - inst.arrival[i] + 1):
                 k = inst.arrival[i] + w
                 v = k + o - inst.arrival[i]
                 for j in range(1, o + 1):
@@ -121,6 +125,42 @@ def test_never_above_a_checked_schedule():
         assert r.bound <= opt + 1e-6
 
 
+def test_no_idle_horizon():
+    """The lemma behind ``horizon_cap``: on random small instances with arrivals, the
+    brute-force optimum over a horizon 8 rounds longer than ``H* = max a + Σ o`` is the optimum
+    within ``H*``, and the optimal schedule found completes by ``H*``."""
+    rng = np.random.default_rng(23)
+    for _ in range(10):
+        inst = _random_instance(rng, 3, 5)
+        hc = horizon_cap(inst)
+        opt_long, p = exact_opt(inst, hc + 8)
+        opt, _ = exact_opt(inst, hc)
+        assert opt_long == opt
+        assert int((p + inst.output).max()) <= hc
+
+
+@pytest.mark.parametrize("options", [dict(prune=1), dict(two_phase=True), dict(spread=True),
+                                     dict(smoothing=0.0), dict(cap=False),
+                                     dict(prune=2, two_phase=True, spread=True, smoothing=0.5)])
+def test_options_keep_the_bound_valid(options):
+    """Property, for each way of keeping the master small or its duals steady (pruning idle
+    rows and columns, two-phase re-solves, spread pricing, smoothing, the horizon cap): after any
+    number of rounds the bound is at most every one of 20 feasible schedules and the brute-force
+    optimum, and when it converges it reaches the same LP optimum as the default (the rows and
+    columns differ on the way, not the LP over all of them)."""
+    rng = np.random.default_rng(13)
+    for _ in range(8):
+        inst = _random_instance(rng, 3, 5)
+        r = ti_bound(inst, rounds=int(rng.integers(1, 15)), **options)
+        for p in _schedules(inst, rng, 20):
+            assert r.bound <= check_schedule(inst, p).tel + 1e-6
+        opt, _ = exact_opt(inst, horizon_cap(inst))
+        assert r.bound <= opt + 1e-6
+        full, ref = ti_bound(inst, rounds=200, **options), ti_bound(inst, rounds=200)
+        if full.converged and ref.converged:
+            assert full.bound == pytest.approx(ref.bound, rel=1e-6, abs=1e-6)
+
+
 @pytest.mark.parametrize("trial", range(1, 5))
 def test_below_certified_optimum_and_above_the_lp(trial):
     """n = 5–9 requests at time 0 (Arrival Model 1's size rule with a smaller memory, M = 12–20,
@@ -146,3 +186,7 @@ def test_bad_parameters():
         ti_bound(inst, rounds=0)
     with pytest.raises(ConfigError, match="qs"):
         ti_bound(inst, qs=(1,))
+    with pytest.raises(ConfigError, match="prune"):
+        ti_bound(inst, prune=-1)
+    with pytest.raises(ConfigError, match="smoothing"):
+        ti_bound(inst, smoothing=1.0)

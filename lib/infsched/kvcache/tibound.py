@@ -7,12 +7,23 @@ round ``k``; it then holds ``d_i(τ) = s_i + τ − k`` tokens at the rounds ``�
 and completes at ``c_i = k + o_i``, costing ``c_i − a_i`` (objective 1). One start per request
 (2), memory at most ``M`` at every round (3). Every optimal schedule starts request ``i`` in the
 window ``[a_i, a_i + W]``, ``W`` the total waiting time of any feasible schedule
-(:func:`~infsched.kvcache.hindsight.window_of`), so the columns ``(i, k)`` with ``k`` in those
-windows hold an optimal schedule's incidence vector. Every inequality below is satisfied by the
+(:func:`~infsched.kvcache.hindsight.window_of`), and finishes by round
+``H* = max_j a_j + Σ_j o_j`` (the lemma below), so the columns ``(i, k)`` with
+``a_i ≤ k ≤ min(a_i + W, H* − o_i)`` hold an optimal schedule's incidence vector. Every inequality below is satisfied by the
 incidence vector of *every* feasible schedule, so the LP over all the window's columns with all
 the rows is a relaxation of the windowed program, and its value (or any valid dual bound of it)
 is a lower bound on OPT. Write ``P_i = s_i + o_i`` (request ``i``'s peak) and, for a request
 running at ``τ``, ``r_i(τ) = c_i − τ ≥ 0`` (rounds left).
+
+**Lemma (no idle round).** In an optimal schedule every round ``τ`` with
+``max_j a_j < τ ≤ max_j c_j`` holds some request, so ``max_j c_j ≤ max_j a_j + Σ_j o_j`` (each
+request holds memory at ``o_j`` rounds). *Proof.* If no request holds memory at such a ``τ``, let
+``S`` be the requests started at ``τ`` or later (not empty: the last to complete does not hold
+memory at ``τ ≤`` its completion, so it starts at ``τ`` or later). The others complete before
+``τ``. Every ``j ∈ S`` has ``p_j ≥ τ > a_j``, so starting all of ``S`` one round earlier respects
+the arrivals; at each round ``t ≥ τ`` their memory is what it was at ``t + 1`` and nothing else
+runs, so (3) still holds, and the total latency drops by ``|S|``: not optimal. ∎ (For Arrival
+Model 1, ``H*`` is about a tenth of ``W``.)
 
 **Lemma (growth).** If requests ``S`` all run at round ``τ`` and ``ρ = min_{j∈S} r_j(τ)``, then
 ``Σ_{j∈S} d_j(τ) + |S|·ρ ≤ M``. *Proof.* At round ``τ + ρ ≤ c_j`` every ``j ∈ S`` still runs
@@ -64,6 +75,17 @@ value plus each request's most negative reduced cost, Farley's bound). When no c
 out negative it equals the LP value over all columns. The bound returned is the best ``L``
 over the rounds. Work is limited by counts only: rounds, columns and rows added per round, and
 HiGHS's simplex iterations per solve (duals from an unfinished solve still give a valid ``L``).
+
+**Keeping the master small and its duals steady** (none of it touches validity, which rests on
+``L`` alone): a clique row whose dual has been zero with its slack basic for ``prune`` rounds
+running is deleted, and so is a column (not the seed schedule's) that has been nonbasic with a
+positive reduced cost for ``prune`` rounds; either comes back if separation or pricing asks for
+it again. Deleting basic slacks and nonbasic columns leaves HiGHS's basis valid, so every
+re-solve is warm. New columns keep the last basis primal feasible, so they are solved with the
+primal simplex, and new rows keep it dual feasible, so they are solved with the dual simplex (two
+warm solves a round instead of one solve from a basis that is neither). Pricing also runs at the
+smoothed multipliers ``α·(best so far) + (1 − α)·(master's)`` (Wentges' smoothing), which damps
+the oscillation of the time-indexed duals; its columns join the master and its ``L`` counts.
 """
 
 from __future__ import annotations
@@ -78,7 +100,7 @@ import numpy as np
 from infsched.errors import require
 from infsched.kvcache.model import Instance, check_schedule
 
-__all__ = ["TIBoundResult", "clique_members", "row_activity", "ti_bound"]
+__all__ = ["TIBoundResult", "clique_members", "horizon_cap", "row_activity", "ti_bound"]
 
 
 @dataclass(frozen=True)
@@ -87,8 +109,9 @@ class TIBoundResult:
     ``history``: the bound after each round; ``lp_value``: the last RMP value (not a bound unless
     ``converged``); ``converged``: no column priced out and no row was violated at the last
     round (``bound`` is then the LP optimum over all columns and rows, up to tolerance);
-    ``rounds``, ``columns``, ``cuts``: work done; ``window``: ``W``; ``cpu``: the process's CPU
-    seconds after each round (for information: nothing depends on it)."""
+    ``rounds``, ``columns``, ``cuts``: work done (columns and clique rows in the master at the
+    end); ``window``: ``W``; ``cpu``: the process's CPU seconds after each round and
+    ``profile``: CPU seconds by step (both for information: nothing depends on them)."""
 
     bound: float
     history: list = field(default_factory=list)
@@ -99,6 +122,13 @@ class TIBoundResult:
     cuts: int = 0
     window: int = 0
     cpu: list = field(default_factory=list)
+    profile: dict = field(default_factory=dict)
+
+
+def horizon_cap(inst: Instance) -> int:
+    """``H* = max_j a_j + Σ_j o_j``: every optimal schedule completes every request by ``H*``
+    (the no-idle-round lemma of the module docstring)."""
+    return int(inst.arrival.max() + inst.output.sum())
 
 
 def _exclusive_offset(inst: Instance) -> np.ndarray:
@@ -120,6 +150,19 @@ def clique_members(inst: Instance, ci: np.ndarray, ck: np.ndarray, tau: int, q: 
     d = s + tau - ck
     r = ck + o - tau
     return run & (2 * (d + q * r) > theta2) & (2 * (q - 1) * d > 2 * M - theta2)
+
+
+def _cut_intervals(inst: Instance, cuts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For clique rows ``cuts`` (``C × 3``: τ, q, θ2), the starts ``lo[c, i] ≤ k ≤ hi[c, i]``
+    of request ``i``'s columns in row ``c`` (:func:`clique_members`' three conditions are each
+    an interval of ``k``: running at τ, ``2(d + q r) > θ2`` and ``2(q − 1)d > 2M − θ2`` with
+    ``d = s + τ − k``, ``r = k + o − τ``)."""
+    s, o = inst.prompt[None, :], inst.output[None, :]
+    t, q, t2 = cuts[:, 0:1], cuts[:, 1:2], cuts[:, 2:3]
+    q1 = 2 * (q - 1)
+    lo = np.maximum(t - o, (t2 - 2 * s - 2 * q * o + q1 * t) // q1 + 1)
+    hi = np.minimum(t - 1, -((2 * inst.M - t2 - q1 * (s + t)) // q1) - 1)
+    return lo, hi
 
 
 def row_activity(inst: Instance, starts, qs=(2, 3)) -> dict:
@@ -153,13 +196,16 @@ def row_activity(inst: Instance, starts, qs=(2, 3)) -> dict:
 
 class _Master:
     """The restricted master LP in HiGHS (highspy, in process), kept between rounds so each
-    re-solve starts from the last basis. Rows: ``n`` assignment rows (= 1), ``H`` memory rows
-    (1b, ≤ M), ``H`` exclusive rows (1a, ≤ 1), then the clique rows (≤ q − 1)."""
+    re-solve starts from the last basis. Rows: ``n`` assignment rows (= 1), memory rows (1b,
+    ≤ M) and exclusive rows (1a, ≤ 1) for the rounds some column runs at, then the clique rows
+    (≤ q − 1). Every clique row ever added keeps its index in ``cuts`` (its row is ``-1`` while
+    pruned), so multipliers indexed by it stay comparable across rounds."""
 
     def __init__(self, inst: Instance, H: int, e: np.ndarray, simplex_iters: int):
         import highspy
 
         self.inst, self.H, self.e = inst, H, e
+        self.kBasic = highspy.HighsBasisStatus.kBasic
         self.h = highspy.Highs()
         self.h.setOptionValue("output_flag", False)
         self.h.setOptionValue("threads", 1)
@@ -176,109 +222,173 @@ class _Master:
         self.n_rows = n
         self.ci = np.zeros(0, np.int64)
         self.ck = np.zeros(0, np.int64)
-        self.cuts: list[tuple[int, int, int]] = []
+        self.seed = np.zeros(0, bool)
+        self.col_age = np.zeros(0, np.int64)
         self.have: set[tuple[int, int]] = set()
+        self.cuts: list[tuple[int, int, int]] = []
+        self.cut_index: dict[tuple[int, int, int], int] = {}
         self.cut_row = np.zeros(0, np.int64)
+        self.cut_age = np.zeros(0, np.int64)
+        self.iters = 0
 
-    def add_columns(self, ci: np.ndarray, ck: np.ndarray) -> int:
+    @property
+    def active_cuts(self) -> set:
+        return {self.cuts[j] for j in np.flatnonzero(self.cut_row >= 0)}
+
+    def add_columns(self, ci: np.ndarray, ck: np.ndarray, seed: bool = False) -> int:
         inst, H, e = self.inst, self.H, self.e
-        keep = [t for t in zip(ci.tolist(), ck.tolist()) if t not in self.have]
+        keep = list(dict.fromkeys(t for t in zip(ci.tolist(), ck.tolist()) if t not in self.have))
         if not keep:
             return 0
         self.have.update(keep)
         ci = np.array([t[0] for t in keep], np.int64)
         ck = np.array([t[1] for t in keep], np.int64)
+        o = inst.output[ci]
+        # one entry per (new column, round it runs at): τ = k + j, j = 1..o
+        rep = np.repeat(np.arange(ci.size), o)
+        j = np.arange(rep.size) - np.repeat(np.cumsum(o) - o, o) + 1
+        tau = ck[rep] + j
         for rows, ub in ((self.mem_row, float(inst.M)), (self.exc_row, 1.0)):
-            need = np.zeros(H + 1, bool)
-            for i, k in zip(ci.tolist(), ck.tolist()):
-                need[k + 1:k + inst.output[i] + 1] = True
-            new = np.flatnonzero(need & (rows < 0))
+            new = np.unique(tau[rows[tau] < 0])
             if new.size:
                 self.h.addRows(new.size, np.full(new.size, -self.inf), np.full(new.size, ub), 0,
                                np.zeros(1, np.int32), np.zeros(0, np.int32), np.zeros(0))
                 rows[new] = self.n_rows + np.arange(new.size)
                 self.n_rows += new.size
-        starts, idx, val = [], [], []
-        nnz = 0
-        cut_arr = np.array(self.cuts, np.int64).reshape(-1, 3)
-        for i, k in zip(ci.tolist(), ck.tolist()):
-            s, o, P, ei = int(inst.prompt[i]), int(inst.output[i]), int(inst.prompt[i] + inst.output[i]), int(e[i])
-            j = np.arange(1, o + 1)
-            w = np.where(j > ei, P, s + j)
-            rows = [np.array([i]), self.mem_row[k + j], self.exc_row[k + j[j > ei]]]
-            vals = [np.ones(1), w.astype(float), np.ones(int((j > ei).sum()))]
-            if cut_arr.size:
-                mem = np.array([bool(clique_members(inst, np.array([i]), np.array([k]), t, q, t2)[0])
-                                for t, q, t2 in cut_arr[(cut_arr[:, 0] > k) & (cut_arr[:, 0] <= k + o)]],
-                               dtype=bool)
-                near = np.flatnonzero((cut_arr[:, 0] > k) & (cut_arr[:, 0] <= k + o))
-                hit = near[mem] if mem.size else near[:0]
-                rows.append(self.cut_row[hit])
-                vals.append(np.ones(hit.size))
-            r = np.concatenate(rows).astype(np.int32)
-            starts.append(nnz)
-            idx.append(r)
-            val.append(np.concatenate(vals))
-            nnz += r.size
-        cost = (ck + inst.output[ci] - inst.arrival[ci]).astype(float)
-        self.h.addCols(ci.size, cost, np.zeros(ci.size), np.full(ci.size, np.inf), nnz,
-                       np.array(starts, np.int32), np.concatenate(idx), np.concatenate(val))
+        ii = ci[rep]
+        excl = j > e[ii]
+        w = np.where(excl, inst.prompt[ii] + inst.output[ii], inst.prompt[ii] + j)
+        r_idx = [ci, self.mem_row[tau], self.exc_row[tau[excl]]]
+        c_idx = [np.arange(ci.size), rep, rep[excl]]
+        vals = [np.ones(ci.size), w.astype(float), np.ones(int(excl.sum()))]
+        live = np.flatnonzero(self.cut_row >= 0)
+        if live.size:
+            lo, hi = _cut_intervals(inst, np.array([self.cuts[c] for c in live], np.int64))
+            cc, jj = np.nonzero((lo[:, ci] <= ck[None, :]) & (ck[None, :] <= hi[:, ci]))
+            r_idx.append(self.cut_row[live[cc]])
+            c_idx.append(jj)
+            vals.append(np.ones(cc.size))
+        r_all, c_all, v_all = (np.concatenate(x) for x in (r_idx, c_idx, vals))
+        order = np.lexsort((r_all, c_all))
+        r_all, c_all, v_all = r_all[order], c_all[order], v_all[order]
+        starts = np.searchsorted(c_all, np.arange(ci.size)).astype(np.int32)
+        cost = (ck + o - inst.arrival[ci]).astype(float)
+        self.h.addCols(ci.size, cost, np.zeros(ci.size), np.full(ci.size, np.inf), r_all.size,
+                       starts, r_all.astype(np.int32), v_all)
         self.ci = np.concatenate([self.ci, ci])
         self.ck = np.concatenate([self.ck, ck])
+        self.seed = np.concatenate([self.seed, np.full(ci.size, seed)])
+        self.col_age = np.concatenate([self.col_age, np.zeros(ci.size, np.int64)])
         return ci.size
 
     def add_cuts(self, cuts: list[tuple[int, int, int]]) -> None:
-        for tau, q, t2 in cuts:
-            mem = np.flatnonzero(clique_members(self.inst, self.ci, self.ck, tau, q, t2))
-            self.h.addRow(-self.inf, float(q - 1), mem.size, mem.astype(np.int32), np.ones(mem.size))
-            self.cuts.append((tau, q, t2))
-            self.cut_row = np.append(self.cut_row, self.n_rows)
+        if not cuts:
+            return
+        arr = np.array(cuts, np.int64)
+        lo, hi = _cut_intervals(self.inst, arr)
+        mem = (lo[:, self.ci] <= self.ck[None, :]) & (self.ck[None, :] <= hi[:, self.ci])
+        rr, cc = np.nonzero(mem)
+        starts = np.searchsorted(rr, np.arange(len(cuts))).astype(np.int32)
+        self.h.addRows(len(cuts), np.full(len(cuts), -self.inf), (arr[:, 1] - 1).astype(float),
+                       rr.size, starts, cc.astype(np.int32), np.ones(rr.size))
+        for c in cuts:
+            if c not in self.cut_index:
+                self.cut_index[c] = len(self.cuts)
+                self.cuts.append(c)
+                self.cut_row = np.append(self.cut_row, -1)
+                self.cut_age = np.append(self.cut_age, 0)
+            g = self.cut_index[c]
+            self.cut_row[g] = self.n_rows
+            self.cut_age[g] = 0
             self.n_rows += 1
 
-    def solve(self):
+    def prune(self, age: int, row_dual: np.ndarray, col_dual: np.ndarray) -> tuple[int, int]:
+        """Age the clique rows (zero dual, basic slack) and the columns (nonbasic, positive
+        reduced cost, not the seed's) of the last solve; delete those ``age`` rounds old."""
+        basis = self.h.getBasis()
+        live = np.flatnonzero(self.cut_row >= 0)
+        rows = self.cut_row[live]
+        rbasic = np.array([basis.row_status[r] == self.kBasic for r in rows.tolist()], bool)
+        idle = rbasic & (np.abs(row_dual[rows]) <= 1e-12)
+        self.cut_age[live] = np.where(idle, self.cut_age[live] + 1, 0)
+        drop_rows = live[self.cut_age[live] >= age]
+        cbasic = np.array([s == self.kBasic for s in basis.col_status], bool)
+        idle_c = ~cbasic & (col_dual > 1e-9) & ~self.seed
+        self.col_age = np.where(idle_c, self.col_age + 1, 0)
+        drop_cols = np.flatnonzero(self.col_age >= age)
+        if drop_rows.size:
+            dead = np.sort(self.cut_row[drop_rows])
+            self.h.deleteRows(dead.size, dead.astype(np.int32))
+            self.cut_row[drop_rows] = -1
+            self.cut_age[drop_rows] = 0
+            for arr in (self.mem_row, self.exc_row, self.cut_row):
+                ok = arr >= 0
+                arr[ok] -= np.searchsorted(dead, arr[ok])
+            self.n_rows -= dead.size
+        if drop_cols.size:
+            self.h.deleteCols(drop_cols.size, drop_cols.astype(np.int32))
+            self.have.difference_update(zip(self.ci[drop_cols].tolist(),
+                                            self.ck[drop_cols].tolist()))
+            keep = np.ones(self.ci.size, bool)
+            keep[drop_cols] = False
+            self.ci, self.ck = self.ci[keep], self.ck[keep]
+            self.seed, self.col_age = self.seed[keep], self.col_age[keep]
+        return int(drop_rows.size), int(drop_cols.size)
+
+    def solve(self, strategy: int = 1):
+        """Re-solve from the last basis (``strategy``: HiGHS's ``simplex_strategy``, 1 dual,
+        4 primal)."""
+        self.h.setOptionValue("simplex_strategy", int(strategy))
         self.h.run()
+        self.iters += int(self.h.getInfo().simplex_iteration_count)
+
+    def state(self):
         sol = self.h.getSolution()
         x = np.asarray(sol.col_value)
         y = np.asarray(sol.row_dual)
         # multipliers >= 0 of the <= rows (HiGHS's duals of binding <= rows are <= 0 when
         # minimising), per round for the memory and exclusive rows, per cut for the cliques
-        mult = lambda rows: np.where(rows >= 0, np.maximum(-y[np.maximum(rows, 0)], 0.0), 0.0)
-        return (float(self.h.getInfo().objective_function_value), x, y[: self.inst.n],
+        def mult(rows):
+            return np.where(rows >= 0, np.maximum(-y[np.maximum(rows, 0)], 0.0), 0.0)
+        return (float(self.h.getInfo().objective_function_value), x, y,
+                np.asarray(sol.col_dual),
                 (mult(self.mem_row[1:]), mult(self.exc_row[1:]), mult(self.cut_row)))
 
 
 def _lagrangian(inst: Instance, W: int, H: int, e: np.ndarray, mu: np.ndarray, lam: np.ndarray,
-                cuts: list, nu: np.ndarray) -> tuple[float, np.ndarray]:
+                cuts: list, nu: np.ndarray, last: np.ndarray | None = None) -> tuple[float, np.ndarray]:
     """``L(μ, λ, ν)`` and the priced column costs ``g[i, w]`` (start ``a_i + w``), every column
-    of every window (module docstring)."""
+    of every window (module docstring); ``last[i]``: request ``i``'s last start (``a_i + W``
+    when omitted), ``g = +∞`` after it."""
     a, s, o = inst.arrival, inst.prompt, inst.output
+    last = a + W if last is None else np.asarray(last, np.int64)
     P = s + o
     tau = np.arange(H + 1)
     m0 = np.concatenate([[0.0], mu])                 # μ_τ for τ = 0..H (μ_0 = 0)
     l0 = np.concatenate([[0.0], lam])
     S0, S1, R0 = np.cumsum(m0), np.cumsum(tau * m0), np.cumsum(l0)
-    k = a[:, None] + np.arange(W + 1)[None, :]        # n × (W + 1) start rounds
+    k = np.minimum(a[:, None] + np.arange(W + 1)[None, :], last[:, None])   # n × (W + 1) starts
     km = k + e[:, None]
     ko = k + o[:, None]
     g = (ko - a[:, None]).astype(float)
     g += (s[:, None] - k) * (S0[km] - S0[k]) + (S1[km] - S1[k])
     g += P[:, None] * (S0[ko] - S0[km]) + (R0[ko] - R0[km])
-    if cuts:
-        # a clique row holds, for request i, the starts k in an interval (its two conditions
-        # are linear in k); add ν to those by a difference array per request
-        diff = np.zeros((inst.n, W + 2))
-        for (t, q, t2), v in zip(cuts, nu):
-            if v <= 0:
-                continue
-            q1 = 2 * (q - 1)
-            lo = np.maximum.reduce([t - o, (t2 - 2 * s - 2 * q * o + q1 * t) // q1 + 1, a])
-            hi = np.minimum.reduce([np.full(inst.n, t - 1), -((2 * inst.M - t2 - q1 * (s + t)) // q1) - 1,
-                                    a + W])
-            ok = np.flatnonzero(hi >= lo)
-            np.add.at(diff, (ok, lo[ok] - a[ok]), v)
-            np.add.at(diff, (ok, hi[ok] - a[ok] + 1), -v)
-        g += np.cumsum(diff, axis=1)[:, : W + 1]
-    rhs = inst.M * mu.sum() + lam.sum() + sum((q - 1) * v for (_, q, _), v in zip(cuts, nu))
+    nu = np.asarray(nu, float)
+    on = np.flatnonzero(nu > 0)
+    if on.size:
+        # a clique row holds, for request i, the starts k in an interval (_cut_intervals): add ν
+        # to those by one difference array over all rows at once
+        lo, hi = _cut_intervals(inst, np.array([cuts[c] for c in on], np.int64).reshape(-1, 3))
+        lo, hi = np.maximum(lo, a[None, :]), np.minimum(hi, last[None, :])
+        cc, ii = np.nonzero(hi >= lo)
+        v = nu[on][cc]
+        width = W + 2
+        flat = np.concatenate([ii * width + lo[cc, ii] - a[ii], ii * width + hi[cc, ii] - a[ii] + 1])
+        diff = np.bincount(flat, np.concatenate([v, -v]), minlength=inst.n * width)
+        g += np.cumsum(diff.reshape(inst.n, width), axis=1)[:, : W + 1]
+    g[np.arange(W + 1)[None, :] > (last - a)[:, None]] = np.inf
+    q1 = np.array([c[1] - 1 for c in cuts], float)
+    rhs = inst.M * mu.sum() + lam.sum() + (float(q1[on] @ nu[on]) if on.size else 0.0)
     return float(g.min(axis=1).sum() - rhs), g
 
 
@@ -320,24 +430,53 @@ def _separate(inst: Instance, ci, ck, x, qs, max_cuts: int, have: set, tol: floa
     return [c for _, c in found[:max_cuts]]
 
 
+def _pick(rc: np.ndarray, per: int, spread: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Up to ``per`` columns of negative reduced cost per request (rows of ``rc``): the most
+    negative, or with ``spread`` the most negative local minima over the start first (columns
+    one round apart are nearly the same column)."""
+    n = rc.shape[0]
+    score = rc
+    if spread:
+        left = np.concatenate([np.full((n, 1), np.inf), rc[:, :-1]], axis=1)
+        right = np.concatenate([rc[:, 1:], np.full((n, 1), np.inf)], axis=1)
+        local = (rc <= left) & (rc < right)
+        # local minima first (shifted below every other column), then the rest
+        fin = np.isfinite(rc)
+        score = np.where(local & fin, rc - (np.abs(rc[fin]).max() + 1.0), rc)
+    per = min(per, rc.shape[1])
+    top = np.argpartition(score, per - 1, axis=1)[:, :per]
+    ii = np.repeat(np.arange(n), per)
+    kk = top.ravel()
+    ok = rc[ii, kk] < -1e-6
+    return ii[ok], kk[ok]
+
+
 def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
              cols_per_request: int = 3, max_cuts: int = 30, simplex_iters: int = 200_000,
-             smoothing: float = 0.8) -> TIBoundResult:
+             smoothing: float = 0.8, prune: int = 0, two_phase: bool = False,
+             spread: bool = False, cap: bool = True) -> TIBoundResult:
     """The strengthened time-indexed lower bound of the module docstring.
 
     ``upper_starts``: a feasible schedule (its waiting time gives the window, its columns seed
     the master); MC-SF's improved by the local search when omitted. Each of at most ``rounds``
-    rounds solves the master, evaluates the Lagrangian bound, then adds up to
-    ``cols_per_request`` negatively priced columns per request and up to ``max_cuts`` violated
-    clique rows of the ranks ``qs``; it stops early when neither is left (converged).
+    rounds evaluates the Lagrangian bound at the master's duals (and at the smoothed ones,
+    ``smoothing`` = α, 0 for none), then adds up to ``cols_per_request`` negatively priced
+    columns per request (local minima over the start first with ``spread``) and up to
+    ``max_cuts`` violated clique rows of the ranks ``qs``, and re-solves; it stops early when
+    neither is left (converged). ``prune``: delete rows and columns idle that many rounds (0:
+    never); ``two_phase``: primal simplex after new columns, dual after new rows (else one dual
+    solve after both); ``cap``: windows end at the no-idle horizon ``H*`` (else at ``a_i + W``).
     """
     require(isinstance(inst, Instance), "inst", type(inst).__name__, "must be an Instance")
     for name, v, lo in (("rounds", rounds, 1), ("cols_per_request", cols_per_request, 1),
-                        ("max_cuts", max_cuts, 0), ("simplex_iters", simplex_iters, 1)):
+                        ("max_cuts", max_cuts, 0), ("simplex_iters", simplex_iters, 1),
+                        ("prune", prune, 0)):
         require(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= lo, name, v,
                 f"must be an integer >= {lo}")
     require(all(isinstance(q, int) and q >= 2 for q in qs), "qs", qs,
             "must be integers >= 2 (ranks of the clique rows)")
+    require(isinstance(smoothing, (int, float)) and 0 <= smoothing < 1, "smoothing", smoothing,
+            "must be a number in [0, 1)")
     if upper_starts is None:
         from infsched.kvcache.improve import improve_schedule
         from infsched.kvcache.policies import mc_sf
@@ -348,17 +487,29 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
     upper_starts = np.asarray(upper_starts, dtype=np.int64)
     upper = check_schedule(inst, upper_starts).require().tel
     W = window_of(inst, upper_starts)
-    H = int((inst.arrival + W + inst.output).max())
+    a, o, n = inst.arrival, inst.output, inst.n
+    last = a + W
+    if cap:
+        last = np.minimum(last, horizon_cap(inst) - o)
+    Wp = int((last - a).max())
+    # the master's rounds also cover the seed schedule, which may end after H*
+    H = int(max((last + o).max(), (upper_starts + o).max()))
     e = _exclusive_offset(inst)
+    prof = dict.fromkeys(("lp", "price", "separate", "build", "prune"), 0.0)
+    clock = time.process_time
+    cpu0 = clock()
     master = _Master(inst, H, e, simplex_iters)
-    master.add_columns(np.arange(inst.n), upper_starts)
+    master.add_columns(np.arange(n), upper_starts, seed=True)
+    t = clock()
+    master.solve(1)
+    prof["lp"] += clock() - t
     best, history, converged, lp = -math.inf, [], False, math.nan
-    n = inst.n
     center = None                                   # multipliers of the best L so far
-    cpu, cpu0 = [], time.process_time()
+    cpu = []
     for _ in range(rounds):
-        lp, x, y, cur = master.solve()
-        L, g = _lagrangian(inst, W, H, e, *cur[:2], master.cuts, cur[2])
+        t = clock()
+        lp, x, y, dj, cur = master.state()
+        L, g = _lagrangian(inst, Wp, H, e, *cur[:2], master.cuts, cur[2], last)
         trial_points = [(L, cur, g)]
         if center is not None and smoothing > 0:
             # Wentges smoothing: price also at a point between the best multipliers so far and
@@ -367,7 +518,7 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
             c_nu = np.concatenate([center[2], np.zeros(cur[2].size - center[2].size)])
             sm = tuple(smoothing * c + (1 - smoothing) * v for c, v in
                        zip((center[0], center[1], c_nu), cur))
-            Ls, gs = _lagrangian(inst, W, H, e, *sm[:2], master.cuts, sm[2])
+            Ls, gs = _lagrangian(inst, Wp, H, e, *sm[:2], master.cuts, sm[2], last)
             trial_points.append((Ls, sm, gs))
         for Lp, pt, _g in trial_points:
             if Lp > best:
@@ -376,29 +527,53 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
             center = cur
         best = min(best, upper)
         history.append(best)
-        cpu.append(time.process_time() - cpu0)
-        cuts = _separate(inst, master.ci, master.ck, x, qs, max_cuts, set(master.cuts),
-                         1e-6) if max_cuts else []
-        pi = np.asarray(y[:n])
-        rc = g - pi[:, None]
-        new_i, new_k = [], []
-        for i in range(n):
-            neg = np.flatnonzero(rc[i] < -1e-6)
-            if neg.size:
-                pick = neg[np.argsort(rc[i, neg], kind="stable")[:cols_per_request]]
-                new_i += [i] * pick.size
-                new_k += (inst.arrival[i] + pick).tolist()
-        negative = bool(new_i)
+        rc = g - y[:n, None]
+        new_i, new_k = _pick(rc, cols_per_request, spread)
+        negative = bool(new_i.size)
         if len(trial_points) > 1:
-            gs = trial_points[1][2]
-            new_i += list(range(n))
-            new_k += (inst.arrival + gs.argmin(axis=1)).tolist()
-        if new_i:
-            master.add_columns(np.array(new_i, np.int64), np.array(new_k, np.int64))
-        if cuts:
-            master.add_cuts(cuts)
+            new_i = np.concatenate([new_i, np.arange(n)])
+            new_k = np.concatenate([new_k, trial_points[1][2].argmin(axis=1)])
+        prof["price"] += clock() - t
+        t = clock()
+        cuts = _separate(inst, master.ci, master.ck, x, qs, max_cuts, master.active_cuts,
+                         1e-6) if max_cuts else []
+        prof["separate"] += clock() - t
         if not negative and not cuts:
             converged = True
+            cpu.append(clock() - cpu0)
             break
+        if prune:
+            t = clock()
+            master.prune(prune, y, dj)
+            prof["prune"] += clock() - t
+        t = clock()
+        added = master.add_columns(new_i, a[new_i] + new_k)
+        prof["build"] += clock() - t
+        if two_phase:
+            if added:
+                t = clock()
+                master.solve(4)
+                prof["lp"] += clock() - t
+                t = clock()
+                x = np.asarray(master.h.getSolution().col_value)
+                cuts = _separate(inst, master.ci, master.ck, x, qs, max_cuts,
+                                 master.active_cuts, 1e-6) if max_cuts else []
+                prof["separate"] += clock() - t
+            t = clock()
+            master.add_cuts(cuts)
+            prof["build"] += clock() - t
+            if cuts:
+                t = clock()
+                master.solve(1)
+                prof["lp"] += clock() - t
+        else:
+            t = clock()
+            master.add_cuts(cuts)
+            prof["build"] += clock() - t
+            t = clock()
+            master.solve(1)
+            prof["lp"] += clock() - t
+        cpu.append(clock() - cpu0)
+    prof["simplex_iterations"] = master.iters
     return TIBoundResult(float(best), history, float(lp), converged, len(history),
-                         int(master.ci.size), len(master.cuts), W, cpu)
+                         int(master.ci.size), int((master.cut_row >= 0).sum()), W, cpu, prof)
