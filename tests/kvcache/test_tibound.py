@@ -13,6 +13,7 @@ from infsched.kvcache.improve import improve_schedule, serial_schedule
 from infsched.kvcache.model import Instance, check_schedule
 from infsched.kvcache.policies import mc_sf
 from infsched.kvcache.tibound import (
+    _Ascent,
     _exclusive_offset,
     _lagrangian,
     clique_members,
@@ -125,6 +126,32 @@ def test_never_above_a_checked_schedule():
         assert r.bound <= opt + 1e-6
 
 
+def test_ascent_slopes_are_the_rows_left_sides():
+    """The subgradient of ``_Ascent`` at a choice of one start per request is, row by row, the
+    charged memory minus ``M``, the exclusive count minus 1 and the clique count minus ``q − 1``
+    (counted directly from each column's coefficients)."""
+    rng = np.random.default_rng(8)
+    for _ in range(10):
+        inst = _random_instance(rng)
+        e, W = _exclusive_offset(inst), 8
+        last = inst.arrival + W
+        H = int((last + inst.output).max())
+        asc = _Ascent(inst, W, H, e, last, 1e9)
+        cuts = [(int(rng.integers(1, H + 1)), int(rng.integers(2, 4)),
+                 int(rng.integers(0, 4 * inst.M))) for _ in range(8)]
+        asc.intervals(cuts)
+        k = inst.arrival + rng.integers(0, W + 1, size=inst.n)
+        mem, exc, cnt = asc.slopes(k, len(cuts))
+        s, o = inst.prompt, inst.output
+        for tau in range(1, H + 1):
+            run = (k < tau) & (tau <= k + o)
+            ex = run & (tau - k > e)
+            assert mem[tau - 1] == np.where(ex, s + o, s + tau - k)[run].sum() - inst.M
+            assert exc[tau - 1] == ex.sum() - 1
+        for c, (t, q, t2) in enumerate(cuts):
+            assert cnt[c] == clique_members(inst, np.arange(inst.n), k, t, q, t2).sum() - (q - 1)
+
+
 def test_no_idle_horizon():
     """The lemma behind ``horizon_cap``: on random small instances with arrivals, the
     brute-force optimum over a horizon 8 rounds longer than ``H* = max a + Σ o`` is the optimum
@@ -140,11 +167,12 @@ def test_no_idle_horizon():
 
 
 @pytest.mark.parametrize("options", [dict(prune=1), dict(two_phase=True), dict(spread=True),
-                                     dict(smoothing=0.0), dict(cap=False),
+                                     dict(smoothing=0.0), dict(cap=False), dict(ascent=10),
                                      dict(prune=2, two_phase=True, spread=True, smoothing=0.5)])
 def test_options_keep_the_bound_valid(options):
     """Property, for each way of keeping the master small or its duals steady (pruning idle
-    rows and columns, two-phase re-solves, spread pricing, smoothing, the horizon cap): after any
+    rows and columns, two-phase re-solves, spread pricing, smoothing, the horizon cap, subgradient
+    ascent): after any
     number of rounds the bound is at most every one of 20 feasible schedules and the brute-force
     optimum, and when it converges it reaches the same LP optimum as the default (the rows and
     columns differ on the way, not the LP over all of them)."""
@@ -188,5 +216,7 @@ def test_bad_parameters():
         ti_bound(inst, qs=(1,))
     with pytest.raises(ConfigError, match="prune"):
         ti_bound(inst, prune=-1)
+    with pytest.raises(ConfigError, match="ascent"):
+        ti_bound(inst, ascent=-2)
     with pytest.raises(ConfigError, match="smoothing"):
         ti_bound(inst, smoothing=1.0)

@@ -356,10 +356,11 @@ class _Master:
 
 
 def _lagrangian(inst: Instance, W: int, H: int, e: np.ndarray, mu: np.ndarray, lam: np.ndarray,
-                cuts: list, nu: np.ndarray, last: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+                cuts: list, nu: np.ndarray, last: np.ndarray | None = None,
+                iv: tuple | None = None) -> tuple[float, np.ndarray]:
     """``L(μ, λ, ν)`` and the priced column costs ``g[i, w]`` (start ``a_i + w``), every column
     of every window (module docstring); ``last[i]``: request ``i``'s last start (``a_i + W``
-    when omitted), ``g = +∞`` after it."""
+    when omitted), ``g = +∞`` after it; ``iv``: :func:`_cut_intervals` of ``cuts`` if known."""
     a, s, o = inst.arrival, inst.prompt, inst.output
     last = a + W if last is None else np.asarray(last, np.int64)
     P = s + o
@@ -378,7 +379,8 @@ def _lagrangian(inst: Instance, W: int, H: int, e: np.ndarray, mu: np.ndarray, l
     if on.size:
         # a clique row holds, for request i, the starts k in an interval (_cut_intervals): add ν
         # to those by one difference array over all rows at once
-        lo, hi = _cut_intervals(inst, np.array([cuts[c] for c in on], np.int64).reshape(-1, 3))
+        lo, hi = (_cut_intervals(inst, np.array([cuts[c] for c in on], np.int64).reshape(-1, 3))
+                  if iv is None else (iv[0][on], iv[1][on]))
         lo, hi = np.maximum(lo, a[None, :]), np.minimum(hi, last[None, :])
         cc, ii = np.nonzero(hi >= lo)
         v = nu[on][cc]
@@ -390,6 +392,79 @@ def _lagrangian(inst: Instance, W: int, H: int, e: np.ndarray, mu: np.ndarray, l
     q1 = np.array([c[1] - 1 for c in cuts], float)
     rhs = inst.M * mu.sum() + lam.sum() + (float(q1[on] @ nu[on]) if on.size else 0.0)
     return float(g.min(axis=1).sum() - rhs), g
+
+
+class _Ascent:
+    """Projected subgradient ascent on ``L(μ, λ, ν)`` from the best multipliers so far (any
+    multipliers ``≥ 0`` give a valid bound, so it only has to find better ones). At the
+    Lagrangian minimiser (one start ``k_i`` per request) a supergradient of ``L`` is each row's
+    left side minus its right side: the charged memory ``Σ w_i(τ)`` minus ``M`` per round, the
+    exclusive count minus 1, the clique count minus ``q − 1``. Polyak's step towards the upper
+    bound, ``t = θ (U − L) / ‖s‖²``, with ``θ`` halved after ``patience`` steps without a better
+    ``L`` (kept between calls)."""
+
+    def __init__(self, inst: Instance, Wp: int, H: int, e: np.ndarray, last: np.ndarray,
+                 upper: float, theta: float = 0.1, patience: int = 5):
+        self.inst, self.Wp, self.H, self.e, self.last = inst, Wp, H, e, last
+        self.upper, self.theta, self.patience = upper, theta, patience
+        self.lo = np.zeros((0, inst.n), np.int64)
+        self.hi = np.zeros((0, inst.n), np.int64)
+        self.q1 = np.zeros(0)
+
+    def intervals(self, cuts: list):
+        if len(cuts) > self.lo.shape[0]:
+            lo, hi = _cut_intervals(self.inst, np.array(cuts[self.lo.shape[0]:], np.int64))
+            self.lo, self.hi = np.vstack([self.lo, lo]), np.vstack([self.hi, hi])
+            self.q1 = np.array([c[1] - 1 for c in cuts], float)
+        return self.lo, self.hi
+
+    def slopes(self, k: np.ndarray, C: int):
+        """The rows' left sides minus right sides at the starts ``k`` (one per request)."""
+        inst, H, e = self.inst, self.H, self.e
+        s, o = inst.prompt, inst.output
+        L = H + 2
+        b1, b2, b3 = k + 1, k + e + 1, k + o + 1       # ramp on [b1, b2), peak on [b2, b3)
+        P = (s + o).astype(float)
+        c0 = (np.bincount(b1, s - k, L) - np.bincount(b2, s - k, L)
+              + np.bincount(b2, P, L) - np.bincount(b3, P, L))
+        c1 = np.bincount(b1, None, L) - np.bincount(b2, None, L)
+        ex = np.bincount(b2, None, L) - np.bincount(b3, None, L)
+        tau = np.arange(L)
+        mem = (np.cumsum(c0) + tau * np.cumsum(c1))[1:H + 1] - inst.M
+        exc = np.cumsum(ex)[1:H + 1] - 1
+        cnt = ((self.lo[:C] <= k[None, :]) & (k[None, :] <= self.hi[:C])).sum(axis=1) - self.q1[:C]
+        return mem, exc, cnt
+
+    def run(self, cuts: list, point: tuple, L0: float, steps: int):
+        """Up to ``steps`` steps from ``point``; returns the best ``(L, point)`` met."""
+        inst = self.inst
+        lo, hi = self.intervals(cuts)
+        C = len(cuts)
+        mu, lam, nu = (np.array(v, float) for v in point)
+        nu = np.concatenate([nu, np.zeros(C - nu.size)])
+        best, best_pt, stall = L0, (mu, lam, nu), 0
+        L = L0
+        for _ in range(steps):
+            L, g = _lagrangian(inst, self.Wp, self.H, self.e, mu, lam, cuts, nu, self.last,
+                               (lo, hi))
+            if L > best + 1e-9:
+                best, best_pt, stall = L, (mu.copy(), lam.copy(), nu.copy()), 0
+            else:
+                stall += 1
+                if stall >= self.patience:
+                    self.theta, stall = self.theta / 2, 0
+                    mu, lam, nu = (v.copy() for v in best_pt)
+                    continue
+            k = inst.arrival + g.argmin(axis=1)
+            sg = self.slopes(k, C)
+            # project the direction: a multiplier at 0 whose row is slack stays at 0
+            sg = [np.where((v <= 0) & (d < 0), 0.0, d) for v, d in zip((mu, lam, nu), sg)]
+            norm2 = sum(float(d @ d) for d in sg)
+            if norm2 <= 0 or self.upper <= L:
+                break
+            t = self.theta * (self.upper - L) / norm2
+            mu, lam, nu = (np.maximum(v + t * d, 0.0) for v, d in zip((mu, lam, nu), sg))
+        return best, best_pt
 
 
 def _separate(inst: Instance, ci, ck, x, qs, max_cuts: int, have: set, tol: float) -> list:
@@ -454,7 +529,8 @@ def _pick(rc: np.ndarray, per: int, spread: bool) -> tuple[np.ndarray, np.ndarra
 def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
              cols_per_request: int = 3, max_cuts: int = 30, simplex_iters: int = 200_000,
              smoothing: float = 0.8, prune: int = 0, two_phase: bool = False,
-             spread: bool = False, cap: bool = True) -> TIBoundResult:
+             spread: bool = False, cap: bool = True,
+             ascent: int = 0, cpu_limit: float | None = None) -> TIBoundResult:
     """The strengthened time-indexed lower bound of the module docstring.
 
     ``upper_starts``: a feasible schedule (its waiting time gives the window, its columns seed
@@ -465,12 +541,16 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
     ``max_cuts`` violated clique rows of the ranks ``qs``, and re-solves; it stops early when
     neither is left (converged). ``prune``: delete rows and columns idle that many rounds (0:
     never); ``two_phase``: primal simplex after new columns, dual after new rows (else one dual
-    solve after both); ``cap``: windows end at the no-idle horizon ``H*`` (else at ``a_i + W``).
+    solve after both); ``cap``: windows end at the no-idle horizon ``H*`` (else at ``a_i + W``);
+    ``ascent``: subgradient steps a round from the best multipliers (:class:`_Ascent`).
+    ``cpu_limit``: for studies of speed only, also stop after the first round that ends past
+    that many CPU seconds (the result then depends on the machine; the book and the tests limit
+    by ``rounds``).
     """
     require(isinstance(inst, Instance), "inst", type(inst).__name__, "must be an Instance")
     for name, v, lo in (("rounds", rounds, 1), ("cols_per_request", cols_per_request, 1),
                         ("max_cuts", max_cuts, 0), ("simplex_iters", simplex_iters, 1),
-                        ("prune", prune, 0)):
+                        ("prune", prune, 0), ("ascent", ascent, 0)):
         require(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= lo, name, v,
                 f"must be an integer >= {lo}")
     require(all(isinstance(q, int) and q >= 2 for q in qs), "qs", qs,
@@ -495,7 +575,8 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
     # the master's rounds also cover the seed schedule, which may end after H*
     H = int(max((last + o).max(), (upper_starts + o).max()))
     e = _exclusive_offset(inst)
-    prof = dict.fromkeys(("lp", "price", "separate", "build", "prune"), 0.0)
+    prof = dict.fromkeys(("lp", "price", "separate", "build", "prune", "ascent"), 0.0)
+    asc = _Ascent(inst, Wp, H, e, last, upper) if ascent else None
     clock = time.process_time
     cpu0 = clock()
     master = _Master(inst, H, e, simplex_iters)
@@ -525,6 +606,12 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
                 best, center = Lp, pt
         if center is None:
             center = cur
+        if asc is not None:
+            t1 = clock()
+            La, pa = asc.run(master.cuts, center, best, ascent)
+            if La > best:
+                best, center = La, pa
+            prof["ascent"] += clock() - t1
         best = min(best, upper)
         history.append(best)
         rc = g - y[:n, None]
@@ -574,6 +661,8 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
             master.solve(1)
             prof["lp"] += clock() - t
         cpu.append(clock() - cpu0)
+        if cpu_limit is not None and cpu[-1] > cpu_limit:
+            break
     prof["simplex_iterations"] = master.iters
     return TIBoundResult(float(best), history, float(lp), converged, len(history),
                          int(master.ci.size), int((master.cut_row >= 0).sum()), W, cpu, prof)
