@@ -236,7 +236,7 @@ class _Master:
         return {self.cuts[j] for j in np.flatnonzero(self.cut_row >= 0)}
 
     def add_columns(self, ci: np.ndarray, ck: np.ndarray, seed: bool = False) -> int:
-        inst, H, e = self.inst, self.H, self.e
+        inst, e = self.inst, self.e
         keep = list(dict.fromkeys(t for t in zip(ci.tolist(), ck.tolist()) if t not in self.have))
         if not keep:
             return 0
