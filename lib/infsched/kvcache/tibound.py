@@ -111,7 +111,9 @@ class TIBoundResult:
     round (``bound`` is then the LP optimum over all columns and rows, up to tolerance);
     ``rounds``, ``columns``, ``cuts``: work done (columns and clique rows in the master at the
     end); ``window``: ``W``; ``cpu``: the process's CPU seconds after each round and
-    ``profile``: CPU seconds by step (both for information: nothing depends on them)."""
+    ``profile``: CPU seconds by step (both for information: nothing depends on them);
+    ``mean_start``: each request's start averaged over the last master solution (an order for
+    list scheduling)."""
 
     bound: float
     history: list = field(default_factory=list)
@@ -123,6 +125,7 @@ class TIBoundResult:
     window: int = 0
     cpu: list = field(default_factory=list)
     profile: dict = field(default_factory=dict)
+    mean_start: np.ndarray | None = None
 
 
 def horizon_cap(inst: Instance) -> int:
@@ -401,7 +404,8 @@ class _Ascent:
     left side minus its right side: the charged memory ``Σ w_i(τ)`` minus ``M`` per round, the
     exclusive count minus 1, the clique count minus ``q − 1``. Polyak's step towards the upper
     bound, ``t = θ (U − L) / ‖s‖²``, with ``θ`` halved after ``patience`` steps without a better
-    ``L`` (kept between calls)."""
+    ``L`` (kept between calls, doubled at each call up to 1, so that it adapts to each round's
+    new start point)."""
 
     def __init__(self, inst: Instance, Wp: int, H: int, e: np.ndarray, last: np.ndarray,
                  upper: float, theta: float = 0.1, patience: int = 5):
@@ -438,6 +442,7 @@ class _Ascent:
     def run(self, cuts: list, point: tuple, L0: float, steps: int):
         """Up to ``steps`` steps from ``point``; returns the best ``(L, point)`` met."""
         inst = self.inst
+        self.theta = min(1.0, 2 * self.theta)
         lo, hi = self.intervals(cuts)
         C = len(cuts)
         mu, lam, nu = (np.array(v, float) for v in point)
@@ -664,5 +669,9 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
         if cpu_limit is not None and cpu[-1] > cpu_limit:
             break
     prof["simplex_iterations"] = master.iters
+    x = np.asarray(master.h.getSolution().col_value)
+    mean_start = np.bincount(master.ci, x * master.ck, n) / np.maximum(np.bincount(master.ci, x, n),
+                                                                       1e-12)
     return TIBoundResult(float(best), history, float(lp), converged, len(history),
-                         int(master.ci.size), int((master.cut_row >= 0).sum()), W, cpu, prof)
+                         int(master.ci.size), int((master.cut_row >= 0).sum()), W, cpu, prof,
+                         mean_start)
