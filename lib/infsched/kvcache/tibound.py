@@ -627,8 +627,9 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
             new_k = np.concatenate([new_k, trial_points[1][2].argmin(axis=1)])
         prof["price"] += clock() - t
         t = clock()
+        # (two-phase rounds separate after the primal re-solve instead, when columns come in)
         cuts = _separate(inst, master.ci, master.ck, x, qs, max_cuts, master.active_cuts,
-                         1e-6) if max_cuts else []
+                         1e-6) if max_cuts and not (two_phase and negative) else []
         prof["separate"] += clock() - t
         if not negative and not cuts:
             converged = True
@@ -646,10 +647,11 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
                 t = clock()
                 master.solve(4)
                 prof["lp"] += clock() - t
+            if negative and max_cuts:
                 t = clock()
                 x = np.asarray(master.h.getSolution().col_value)
                 cuts = _separate(inst, master.ci, master.ck, x, qs, max_cuts,
-                                 master.active_cuts, 1e-6) if max_cuts else []
+                                 master.active_cuts, 1e-6)
                 prof["separate"] += clock() - t
             t = clock()
             master.add_cuts(cuts)
