@@ -510,10 +510,13 @@ def _separate(inst: Instance, ci, ck, x, qs, max_cuts: int, have: set, tol: floa
     return [c for _, c in found[:max_cuts]]
 
 
-def _pick(rc: np.ndarray, per: int, spread: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Up to ``per`` columns of negative reduced cost per request (rows of ``rc``): the most
-    negative, or with ``spread`` the most negative local minima over the start first (columns
-    one round apart are nearly the same column)."""
+def _pick(rc: np.ndarray, per: int, spread: bool, negative: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Up to ``per`` columns of negative reduced cost per request (rows of ``rc``; with
+    ``negative=False`` of any finite cost): the most negative, or with ``spread`` the most
+    negative local minima over the start first (columns one round apart are nearly the same
+    column)."""
+    if per == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
     n = rc.shape[0]
     score = rc
     if spread:
@@ -527,7 +530,7 @@ def _pick(rc: np.ndarray, per: int, spread: bool) -> tuple[np.ndarray, np.ndarra
     top = np.argpartition(score, per - 1, axis=1)[:, :per]
     ii = np.repeat(np.arange(n), per)
     kk = top.ravel()
-    ok = rc[ii, kk] < -1e-6
+    ok = rc[ii, kk] < -1e-6 if negative else np.isfinite(rc[ii, kk])
     return ii[ok], kk[ok]
 
 
@@ -535,7 +538,8 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
              cols_per_request: int = 3, max_cuts: int = 30, simplex_iters: int = 200_000,
              smoothing: float = 0.8, prune: int = 0, two_phase: bool = False,
              spread: bool = False, cap: bool = True,
-             ascent: int = 0, cpu_limit: float | None = None) -> TIBoundResult:
+             ascent: int = 0, smooth_cols: int = 1,
+             cpu_limit: float | None = None) -> TIBoundResult:
     """The strengthened time-indexed lower bound of the module docstring.
 
     ``upper_starts``: a feasible schedule (its waiting time gives the window, its columns seed
@@ -547,13 +551,16 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
     neither is left (converged). ``prune``: delete rows and columns idle that many rounds (0:
     never); ``two_phase``: primal simplex after new columns, dual after new rows (else one dual
     solve after both); ``cap``: windows end at the no-idle horizon ``H*`` (else at ``a_i + W``);
-    ``ascent``: subgradient steps a round from the best multipliers (:class:`_Ascent`).
+    ``ascent``: subgradient steps a round from the best multipliers (:class:`_Ascent`);
+    ``smooth_cols``: columns per request priced at the smoothed multipliers (with
+    ``cols_per_request=0`` only those, the master's own when they do not price out).
     ``cpu_limit``: for studies of speed only, also stop after the first round that ends past
     that many CPU seconds (the result then depends on the machine; the book and the tests limit
     by ``rounds``).
     """
     require(isinstance(inst, Instance), "inst", type(inst).__name__, "must be an Instance")
-    for name, v, lo in (("rounds", rounds, 1), ("cols_per_request", cols_per_request, 1),
+    for name, v, lo in (("rounds", rounds, 1), ("cols_per_request", cols_per_request, 0),
+                        ("smooth_cols", smooth_cols, 0),
                         ("max_cuts", max_cuts, 0), ("simplex_iters", simplex_iters, 1),
                         ("prune", prune, 0), ("ascent", ascent, 0)):
         require(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= lo, name, v,
@@ -620,11 +627,17 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
         best = min(best, upper)
         history.append(best)
         rc = g - y[:n, None]
+        negative = bool(rc.min() < -1e-6)
         new_i, new_k = _pick(rc, cols_per_request, spread)
-        negative = bool(new_i.size)
         if len(trial_points) > 1:
-            new_i = np.concatenate([new_i, np.arange(n)])
-            new_k = np.concatenate([new_k, trial_points[1][2].argmin(axis=1)])
+            si, sk = _pick(trial_points[1][2], smooth_cols, spread, negative=False)
+            if not cols_per_request and negative and not (rc[si, sk] < -1e-6).any():
+                # mispricing: the smoothed point's columns do not improve the master, so take
+                # the master's own (the stabilisation literature's fallback)
+                si, sk = _pick(rc, max(smooth_cols, 1), spread)
+            new_i, new_k = np.concatenate([new_i, si]), np.concatenate([new_k, sk])
+        elif not cols_per_request:
+            new_i, new_k = _pick(rc, max(smooth_cols, 1), spread)
         prof["price"] += clock() - t
         t = clock()
         # (two-phase rounds separate after the primal re-solve instead, when columns come in)
