@@ -624,6 +624,10 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
             if La > best:
                 best, center = La, pa
             prof["ascent"] += clock() - t1
+        # a valid bound exceeds the seed schedule's latency only by rounding: more is a bug,
+        # never to be hidden by clipping
+        if best > upper + 1e-6 * max(1.0, upper):
+            raise RuntimeError(f"ti_bound: bound {best} above a feasible schedule's {upper}")
         best = min(best, upper)
         history.append(best)
         rc = g - y[:n, None]
