@@ -538,7 +538,7 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
              cols_per_request: int = 3, max_cuts: int = 30, simplex_iters: int = 200_000,
              smoothing: float = 0.8, prune: int = 0, two_phase: bool = False,
              spread: bool = False, cap: bool = True,
-             ascent: int = 0, smooth_cols: int = 1,
+             ascent: int = 0, smooth_cols: int = 1, full: bool = False,
              cpu_limit: float | None = None) -> TIBoundResult:
     """The strengthened time-indexed lower bound of the module docstring.
 
@@ -553,7 +553,8 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
     solve after both); ``cap``: windows end at the no-idle horizon ``H*`` (else at ``a_i + W``);
     ``ascent``: subgradient steps a round from the best multipliers (:class:`_Ascent`);
     ``smooth_cols``: columns per request priced at the smoothed multipliers (with
-    ``cols_per_request=0`` only those, the master's own when they do not price out).
+    ``cols_per_request=0`` only those, the master's own when they do not price out);
+    ``full``: start the master with every column of every window (then only rows are generated).
     ``cpu_limit``: for studies of speed only, also stop after the first round that ends past
     that many CPU seconds (the result then depends on the machine; the book and the tests limit
     by ``rounds``).
@@ -593,6 +594,10 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
     cpu0 = clock()
     master = _Master(inst, H, e, simplex_iters)
     master.add_columns(np.arange(n), upper_starts, seed=True)
+    if full:
+        width = last - a + 1
+        ii = np.repeat(np.arange(n), width)
+        master.add_columns(ii, a[ii] + np.arange(ii.size) - np.repeat(np.cumsum(width) - width, width))
     t = clock()
     master.solve(1)
     prof["lp"] += clock() - t
