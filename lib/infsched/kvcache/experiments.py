@@ -26,9 +26,14 @@ from infsched.kvcache.fig2 import (
     FIG2_PAPER,
     FIG2_PAPER_TRIALS,
     READINGS,
+    TIBOUND_ROUNDS,
+    TIBOUND_TRIALS,
     claims_fig2,
+    claims_fig2_bounds,
     claims_fig2_small,
     fig2,
+    fig2_bound_point,
+    fig2_bounds,
     fig2_by_n,
     fig2_comparison,
     fig2_example,
@@ -37,6 +42,7 @@ from infsched.kvcache.fig2 import (
     fig2_setting,
     fig2_small,
     reading_instance,
+    tibound_trials,
 )
 from infsched.kvcache.fig3_tab1 import (
     TAB1_QUANTITIES,
@@ -96,7 +102,8 @@ __all__ = ["SCALES", "ALGORITHMS", "DEMANDS", "M_LLAMA", "PAPER_RANGES", "READIN
            # also reached through this module by the chapter, tests and benchmarks
            "Scale", "get_scale", "stand_in", "TABLE1_MCSF_S", "TRACE_N", "PAPER_SIZES", "DATASET_SIZE",
            "FIG2_PAPER", "FIG2_PAPER_TRIALS", "fig2_point", "fig2_setting", "run_point",
-           "TAB1_QUANTITIES"]
+           "TAB1_QUANTITIES", "fig2_bounds", "claims_fig2_bounds", "fig2_bound_point",
+           "tibound_trials", "TIBOUND_ROUNDS", "TIBOUND_TRIALS"]
 
 
 def _needs_kappa(fn, name: str | None = None):

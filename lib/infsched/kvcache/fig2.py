@@ -24,7 +24,9 @@ from infsched.sweep import default_processes, point_seed, run_sweep
 
 __all__ = ["READINGS", "reading_instance", "fig2_point", "fig2", "fig2_small", "fig2_readings",
            "claims_fig2", "FIG2_PAPER", "FIG2_PAPER_TRIALS", "fig2_comparison", "fig2_setting",
-           "claims_fig2_small", "fig2_by_n", "fig2_example", "cpsat_trials"]
+           "claims_fig2_small", "fig2_by_n", "fig2_example", "cpsat_trials", "TIBOUND_TRIALS",
+           "TIBOUND_ROUNDS", "tibound_trials", "fig2_bound_point", "fig2_bounds",
+           "claims_fig2_bounds"]
 
 
 #: readings of the model the paper leaves open (spec §1.2), each a way to turn one of our
