@@ -170,7 +170,7 @@ def check_memory(name: str, value: Any, need: float, what: str) -> None:
 #: environment: the most CPU-hours one request may be estimated to take (``--max-cpu-hours``)
 MAX_CPU_H_ENV = "INFSCHED_MAX_CPU_H"
 #: the default budget: a day of one core, twenty-four times the one-hour warning below and about
-#: nine times the 2.6 CPU-hours the whole results store cost to compute (README), so that nothing the book
+#: six times the 3.8 CPU-hours the whole results store cost to compute (README), so that nothing the book
 #: does comes near it and a mistyped size (n_jobs = 10**13: 11.6 days) is refused
 DEFAULT_MAX_CPU_H = 24.0
 
@@ -229,7 +229,7 @@ DEFAULT_CPU_S: dict[str, float] = {"tad": 60.0, "ramsis": 235.0, "kvcache": 180.
 MEASURED_ON = "2026-11-26"
 
 #: at ``paper`` scale: (low, high) seconds of wall time, and what they rest on: the regeneration
-#: of the whole results store from empty by one ``infsched results build`` (2026-11-27, README), each
+#: of the whole results store from empty by one ``infsched results build`` (2026-11-28, README), each
 #: chapter's build on 2 processes (low: its wall time there; high: its CPU seconds, one core)
 REGENERATED_ON = "2026-11-28"
 
