@@ -5,7 +5,10 @@ simulator (:mod:`infsched.serving.realexec`, issue 33, item 7).
 torch threads, holding the zoo's models (:func:`.zoo.build`: architectures with random weights;
 latency does not depend on the weights' values) and a random input batch of ``max_batch`` per
 model. A worker executes ``("run", job, model, batch)`` on the first ``batch`` images and answers
-``("done", job, model, batch, exec_ms)`` with the model and batch size it ran.
+``("done", job, model, batch, exec_ms, t_recv, t_start, t_end)`` with the model and batch size it
+ran and, read from ``time.perf_counter`` (the system's monotonic clock, which every process of
+the machine shares), when it received the job and when the model call began and ended (seconds):
+the dispatcher places each query's execution on its own clock with them.
 :func:`measure_profile` times every ``(model, batch)`` point in those same processes, all
 workers timing their share at once (:func:`.timing.profile_model`), so every point is timed
 while the other workers compute too, as they do under load.
@@ -54,6 +57,7 @@ def _worker_main(conn, names: tuple, max_batch: int, threads: int) -> None:
         return
     while True:
         msg = conn.recv()
+        t_recv = time.perf_counter()
         if msg is None:
             return
         try:
@@ -64,7 +68,7 @@ def _worker_main(conn, names: tuple, max_batch: int, threads: int) -> None:
                 with torch.inference_mode():
                     models[m](x)
                 t1 = time.perf_counter()
-                conn.send(("done", job, m, int(x.shape[0]), (t1 - t0) * 1000.0))
+                conn.send(("done", job, m, int(x.shape[0]), (t1 - t0) * 1000.0, t_recv, t0, t1))
             elif msg[0] == "profile":
                 from .timing import profile_model
 
