@@ -223,7 +223,8 @@ class RealRun:
         job about to be written to the pipe), ``w_recv``, ``w_start``, ``w_end`` (the worker received the job, began and
         ended the model call; NaN for a pool that does not report them), ``reply`` (the
         dispatcher received the completion); ``job``, ``model``, ``batch``, ``planned`` (the
-        profile's ``l(m, b)`` the policy planned with), ``busy`` (workers busy once it started),
+        profile's ``l(m, b)`` the policy planned with), ``margin`` (the head's slack at the
+        decision minus ``planned``: what the batch could lose to overheads and stay on time), ``busy`` (workers busy once it started),
         ``dropped``, ``cut``, ``on_time``."""
         res, b = self.result, self.batches
         j = self.job
@@ -240,7 +241,7 @@ class RealRun:
             "arrival": res.arrival, "seen": self.seen, "decided": res.start, "sent": col("sent_ms"),
             "w_recv": col("w_recv_ms"), "w_start": col("w_start_ms"), "w_end": col("w_end_ms"),
             "reply": res.finish, "job": j, "model": res.model.astype(np.int64), "batch": res.bsize,
-            "planned": col("planned_ms"), "busy": col("busy"),
+            "planned": col("planned_ms"), "margin": col("margin_ms"), "busy": col("busy"),
             "dropped": ~served & ~self.cut, "cut": self.cut, "on_time": res.on_time})
 
 
@@ -513,8 +514,8 @@ def attribution(pairs, slo_ms: float | None = None, warmup: float = 0.1) -> pd.D
     ``l(m, b)``, its total; 0 for the rest), their difference, and ``late it alone explains``:
     the measured late served queries that the segment alone makes late (latency minus the
     segment within the SLO; a first-order count: it ignores the queueing a slower segment
-    causes downstream), with its share of all measured misses. Two last rows count the misses:
-    queries late or dropped, and dropped by the policy, measured and simulated."""
+    causes downstream), with its share of all measured misses. Two last rows count the misses
+    (``measured count``, ``simulated count``): queries late or dropped, and dropped by the policy."""
     meas, sims = [], []
     for run, sim in pairs:
         ts = run.timestamps()
@@ -555,16 +556,11 @@ def attribution(pairs, slo_ms: float | None = None, warmup: float = 0.1) -> pd.D
     n_sim_missed = sum(d.attrs["missed"] for d in sims)
     n_sim_dropped = sum(d.attrs["dropped"] for d in sims)
     dropped = int(ts["dropped"].sum() + ts["cut"].sum())
-    rows.append({"segment": "queries missed (late or dropped), measured vs simulated",
-                 "measured mean (ms)": float("nan"), "measured p99 (ms)": float("nan"),
-                 "simulated mean (ms)": float("nan"), "measured - simulated (ms)": float("nan"),
-                 "late it alone explains": missed, "share of measured misses": 1.0 if missed else float("nan"),
-                 "simulated count": n_sim_missed})
-    rows.append({"segment": "of which dropped by the policy (or cut), measured vs simulated",
-                 "measured mean (ms)": float("nan"), "measured p99 (ms)": float("nan"),
-                 "simulated mean (ms)": float("nan"), "measured - simulated (ms)": float("nan"),
-                 "late it alone explains": dropped, "share of measured misses": dropped / missed if missed else float("nan"),
-                 "simulated count": n_sim_dropped})
+    rows.append({"segment": "queries missed (late or dropped)", "share of measured misses": 1.0 if missed else float("nan"),
+                 "measured count": missed, "simulated count": n_sim_missed})
+    rows.append({"segment": "of which dropped by the policy (or cut)",
+                 "share of measured misses": dropped / missed if missed else float("nan"),
+                 "measured count": dropped, "simulated count": n_sim_dropped})
     return pd.DataFrame(rows)
 
 
