@@ -27,6 +27,11 @@ query's timestamps). The one command, on a quiet machine with at least ``workers
 
     PYTHONPATH=lib python3 benchmarks/real_execution.py --out data/realexec
 
+and on a GPU (the workers share it; larger models, so that a call is not mostly launch overhead):
+
+    PYTHONPATH=lib python3 benchmarks/real_execution.py --out data/realexec/gpu --device cuda \
+        --workers 4 --models resnet50,efficientnet_b0,mobilenet_v3_large --max-batch 16
+
 About 25 s of start-up and profiling, then ``seconds`` plus a short drain per contender x load x
 seed: with the defaults (8 workers, 3 contenders, 2 loads, 5 seeds, 10 s) about 6 minutes.
 Results are written after every run, so an interrupted run keeps what it finished. Not part of
@@ -76,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timestamps", action="store_true",
                     help="also write every query's timestamps (real_execution_queries.csv.gz)")
+    ap.add_argument("--device", default="cpu", help="cpu | cuda: the workers' models on the one GPU "
+                    "(processes sharing it; the profile is measured there too) (cpu)")
     ap.add_argument("--profile-budget", type=float, default=1.0, metavar="S",
                     help="seconds of timed calls per (model, batch) point, at most (1)")
     a = ap.parse_args(argv)
@@ -104,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     t_all = time.perf_counter()
     rows, curves, stamps = [], [], []
     pairs: dict = {}
-    with WorkerPool(a.workers, models, max_batch=a.max_batch, threads=1) as pool:
+    with WorkerPool(a.workers, models, max_batch=a.max_batch, threads=1, device=a.device) as pool:
         print(f"{a.workers} workers ready in {time.perf_counter() - t_all:.1f} s (torch {pool.torch_version})",
               file=sys.stderr)
         t = time.perf_counter()
@@ -117,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         meta = {"ref_slo_ms": ref, "capacity_qps": cap, "workers": a.workers, "seconds": a.seconds,
                 "workload": a.workload, "models": " ".join(zoo.names), "max_batch": zoo.max_batch,
                 "threads": pool.threads, "machine": platform.node(), "cpu": device_name("cpu"),
+                "device": device_name(a.device),
                 "cpu_count": os.cpu_count(), "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "",
                 "torch": pool.torch_version, "python": platform.python_version(),
                 "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), **rx.clock_check()}

@@ -175,7 +175,7 @@ def test_the_benchmark_runs_as_one_command_on_a_fake_pool(tmp_path, monkeypatch)
     class Pool(FakePool):
         threads, torch_version = 1, "fake"
 
-        def __init__(self, k, models, max_batch=8, threads=1):
+        def __init__(self, k, models, max_batch=8, threads=1, **kw):
             super().__init__(k, ZOO)
 
         def __enter__(self):
