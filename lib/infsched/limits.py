@@ -170,7 +170,7 @@ def check_memory(name: str, value: Any, need: float, what: str) -> None:
 #: environment: the most CPU-hours one request may be estimated to take (``--max-cpu-hours``)
 MAX_CPU_H_ENV = "INFSCHED_MAX_CPU_H"
 #: the default budget: a day of one core, twenty-four times the one-hour warning below and about
-#: nine times the 2.6 CPU-hours the whole results store cost to compute (README), so that nothing the book
+#: six times the 3.8 CPU-hours the whole results store cost to compute (README), so that nothing the book
 #: does comes near it and a mistyped size (n_jobs = 10**13: 11.6 days) is refused
 DEFAULT_MAX_CPU_H = 24.0
 
@@ -229,9 +229,9 @@ DEFAULT_CPU_S: dict[str, float] = {"tad": 60.0, "ramsis": 235.0, "kvcache": 180.
 MEASURED_ON = "2026-11-26"
 
 #: at ``paper`` scale: (low, high) seconds of wall time, and what they rest on: the regeneration
-#: of the whole results store from empty by one ``infsched results build`` (2026-11-27, README), each
+#: of the whole results store from empty by one ``infsched results build`` (2026-11-28, README), each
 #: chapter's build on 2 processes (low: its wall time there; high: its CPU seconds, one core)
-REGENERATED_ON = "2026-11-27"
+REGENERATED_ON = "2026-11-28"
 
 
 def _measured(cpu_s: float, wall_s: float, extra: str = "") -> tuple[float, float, str]:
@@ -248,21 +248,14 @@ STORE_RENDER_S: dict[str, tuple[float, float]] = {
 STORE_RENDER_ON = "2026-11-26"
 
 PAPER_S: dict[str, tuple[float, float, str]] = {
-    # the regeneration from empty (2,040.7 CPU s, 1,039 s wall) less its Figs. 9-10 runs of
-    # 3,000 time units (13.7 CPU s), plus the 48 runs at the paper's 3 x 10^5 time units that
-    # replaced them: 1,111.7 CPU s, measured by `infsched results build tad` on 2026-11-28 on
-    # the shared machine under load (load average 3-6, another chapter's build running); their
-    # wall time on 2 quiet cores is taken as half their CPU seconds
-    "tad": (1039.1 + 1111.7 / 2, 2040.7 - 13.7 + 1111.7,
-            ("3,139 CPU s and 27 min wall on 2 cores: the results store's regeneration from empty "
-             f"({REGENERATED_ON}, README) with Figs. 9-10 at the paper's length, whose 1,112 CPU s "
-             "were measured under load (2026-11-28) and their wall time taken as half of that")),
-    "ramsis": _measured(1889.2, 1053.0, "; 4.8 GB peak when built alone on 2026-11-26"),
-    "kvcache": _measured(453.4, 250.7, ": Fig. 2's 400 paper-size trials with the local search "
+    "tad": _measured(4419.0, 2419.3, ", Figs. 9-10 at the paper's length (their 1,823 CPU s "
+                     "with a streaming kernel since made 1.6x faster)"),
+    "ramsis": _measured(2768.4, 1574.0, "; 4.8 GB peak when built alone on 2026-11-26"),
+    "kvcache": _measured(538.9, 306.2, ": Fig. 2's 400 paper-size trials with the local search "
                          "(no CP-SAT, no LP at these sizes: kvcache/scales.py)"),
-    "kairos": _measured(1108.7, 578.2),
-    "shepherd": _measured(895.4, 482.7),
-    "headtohead": _measured(3112.3, 1609.3),
+    "kairos": _measured(1516.1, 794.1),
+    "shepherd": _measured(1193.2, 645.9),
+    "headtohead": _measured(3362.8, 1749.9),
 }
 
 #: a chapter parameter its time grows with: (its default, how it grows)

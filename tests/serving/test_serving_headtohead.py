@@ -161,3 +161,32 @@ def test_ramsis_policy_on_an_unpublished_profile_takes_its_zoo():
                               scale="smoke")
     # (the config stacks one policy per load level: here one)
     assert np.array_equal(cfg.mdp_policy[1][0], model) and np.array_equal(cfg.mdp_policy[2][0], batch)
+
+
+def test_only_points_that_run_ramsis_carry_its_plan_version(monkeypatch):
+    """A change to RAMSIS's planning re-keys, in the results store, only the sweep points that
+    run RAMSIS: they alone carry ``plans``; a point asking for another plan version is refused."""
+    from infsched.serving import sensitivity as se
+    from infsched.serving.contenders import PLAN_VERSIONS
+
+    seen = []
+
+    def capture(fn, points, **kw):
+        seen.append((fn, [dict(p) for p in points]))
+        return pd.DataFrame()
+
+    monkeypatch.setattr(ex, "run_sweep", capture)
+    monkeypatch.setattr(se, "run_sweep", capture)
+    ex.load_sweep("smoke", workloads=("poisson",), contenders=("batch-greedy", "tad"))
+    ex.load_sweep("smoke", workloads=("poisson",), contenders=("batch-greedy", "ramsis"))
+    ex.load_sweep("smoke", workloads=("poisson",), contenders=("batch-greedy", "ramsis@mean"))
+    se.sensitivity_runs("smoke", contenders=("batch-greedy",), settings=se.SETTINGS[:1])
+    se.sensitivity_runs("smoke", contenders=("ramsis",), settings=se.SETTINGS[:1])
+    (_, plain), (_, with_ramsis), (_, mean), (_, s_plain), (_, s_ramsis) = seen
+    assert all("plans" not in p for p in plain + mean + s_plain)
+    assert all(p["plans"] == (("ramsis", PLAN_VERSIONS["ramsis"]),) for p in with_ramsis + s_ramsis)
+    bad = {k: v for k, v in with_ramsis[0].items() if k != "plans"}
+    with pytest.raises(ConfigError, match=r"^plans = \(\): must be \(\('ramsis', 2\),\)"):
+        ex.run_point(**bad)
+    with pytest.raises(ConfigError, match=r"^plans = "):
+        se.sensitivity_point(**{k: v for k, v in s_ramsis[0].items() if k != "plans"})

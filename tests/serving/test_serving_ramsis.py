@@ -250,3 +250,58 @@ def test_engine_matches_simpy_reference_in_overload(policies):
     np.testing.assert_array_equal(fast.model, ref.model)
     np.testing.assert_array_equal(fast.bsize, ref.bsize)
     np.testing.assert_allclose(fast.finish, ref.finish, rtol=0, atol=1e-9)
+
+
+# ---- the head to head's RAMSIS contender is the RAMSIS chapter's RAMSIS: its load grid, its slack
+# grid, its policies, and its simulator's decisions on the same arrivals
+
+@pytest.mark.parametrize("scale", ["smoke", "default"])
+def test_the_contenders_levels_are_the_ramsis_chapters_grid(scale):
+    """On the chapter's own pool (the image models, 60 workers) the contender plans for the
+    chapter's policy loads at the same scale, query rate for query rate; on another pool the same
+    grid as shares of that pool's capacity."""
+    from infsched.ramsis.model import capacity_qps
+    from infsched.ramsis.points import servable_loads
+    from infsched.ramsis.scales import get_scale as ramsis_scale
+
+    sc = ramsis_scale(scale)
+    want = tuple(servable_loads(PROF, 60, sc.policy_loads))
+    assert ex.ramsis_loads("ramsis-image", 60, scale) == want
+    half = ex.ramsis_loads("ramsis-image", 30, scale)
+    ratio = capacity_qps(PROF, 30) / capacity_qps(PROF, 60)
+    np.testing.assert_allclose(half, np.array(want) * ratio, rtol=1e-9)
+
+
+def test_the_contender_decides_like_the_ramsis_chapters_simulator():
+    """The contender as the head to head builds it, on the chapter's pool and SLO: its policy
+    for a load is the chapter's own (:func:`infsched.ramsis.points.solve_point` at the chapter's
+    D, on the chapter's key for all 26 image models, the head to head's zoo; one load checked,
+    each solve takes a second), and on the same bursty arrivals (the rate moving across the grid,
+    so the monitor switches policies) it serves every query with the same model, finishing at
+    the same time, as the RAMSIS chapter's simulator with a table of the chapter's grid."""
+    from infsched.ramsis.model_sets import get_profile
+    from infsched.ramsis.points import servable_loads, solve_point
+    from infsched.ramsis.scales import get_scale as ramsis_scale
+    from infsched.workload import mmpp_arrivals
+
+    sc, K60 = ramsis_scale("smoke"), 60
+    chapter = get_profile("image-all")
+    assert chapter.models == PROF.models
+    loads = servable_loads(chapter, K60, sc.policy_loads)
+    cfg = ex.contender_config("ramsis", ZOO, K60, SLO, rate_qps=1.0, profile="ramsis-image", scale="smoke")
+    assert cfg.plan_loads == tuple(loads)
+    grid, model, batch = cfg.mdp_policy
+    theirs = solve_point("image-all", SLO, K60, loads[-1], sc.d)
+    np.testing.assert_array_equal(grid, theirs["grid"])  # the chapter's slack grid (its D)
+    np.testing.assert_array_equal(model[-1], theirs["model"])
+    np.testing.assert_array_equal(batch[-1], theirs["batch"])
+    tab = PolicyTable(SLO, K60, grid, list(loads), model, batch, 0, np.zeros(len(loads)), np.zeros(len(loads)))
+    t, _ = mmpp_arrivals([1.2, 3.9], [[-0.001, 0.001], [0.001, -0.001]], 8_000.0, np.random.default_rng(31))
+    arr = t[:20_000]
+    ours = simulate(cfg, arrivals=arr, seed=31)
+    ref = simulate_ramsis(chapter, tab, arr, slo_ms=SLO, workers=K60, record=True)
+    assert len(set(ours.model.tolist())) > 2  # the monitor did switch policies
+    np.testing.assert_array_equal(ours.model, ref.model)
+    np.testing.assert_allclose(ours.finish, ref.completion, rtol=1e-12, atol=1e-9)
+    s = ours.summary(warmup=0.0)
+    assert 1.0 - s["attainment"].mean == pytest.approx(ref.violation_rate, abs=1e-12)

@@ -5,7 +5,10 @@ simulator (:mod:`infsched.serving.realexec`, issue 33, item 7).
 torch threads, holding the zoo's models (:func:`.zoo.build`: architectures with random weights;
 latency does not depend on the weights' values) and a random input batch of ``max_batch`` per
 model. A worker executes ``("run", job, model, batch)`` on the first ``batch`` images and answers
-``("done", job, model, batch, exec_ms)`` with the model and batch size it ran.
+``("done", job, model, batch, exec_ms, t_recv, t_start, t_end)`` with the model and batch size it
+ran and, read from ``time.perf_counter`` (the system's monotonic clock, which every process of
+the machine shares), when it received the job and when the model call began and ended (seconds):
+the dispatcher places each query's execution on its own clock with them.
 :func:`measure_profile` times every ``(model, batch)`` point in those same processes, all
 workers timing their share at once (:func:`.timing.profile_model`), so every point is timed
 while the other workers compute too, as they do under load.
@@ -30,8 +33,10 @@ __all__ = ["DEFAULT_MODELS", "WorkerPool", "measure_profile"]
 DEFAULT_MODELS = ("shufflenet_v2_x0_5", "shufflenet_v2_x1_0", "mobilenet_v3_large")
 
 
-def _worker_main(conn, names: tuple, max_batch: int, threads: int) -> None:
-    """One worker process: build the models, then execute jobs until told to stop."""
+def _worker_main(conn, names: tuple, max_batch: int, threads: int, device: str = "cpu") -> None:
+    """One worker process: build the models, then execute jobs until told to stop. On
+    ``device="cuda"`` the models and inputs live on the GPU (every worker shares it) and each
+    call is synchronised before its end is read, so ``t_end`` is when the result exists."""
     try:
         import torch
 
@@ -42,18 +47,22 @@ def _worker_main(conn, names: tuple, max_batch: int, threads: int) -> None:
             pass
         from .zoo import build
 
-        built = [build(n) for n in names]
-        models = [bm.module for bm in built]
-        inputs = [bm.make_input(max_batch, "cpu") for bm in built]
+        cuda = device == "cuda"
+        built = [build(n, device=device) for n in names]
+        models = [bm.module.to(device) for bm in built]
+        inputs = [bm.make_input(max_batch, device) for bm in built]
         with torch.inference_mode():
             for mod, x in zip(models, inputs):  # one-off allocations are not what a server sees
                 mod(x[:1])
+                if cuda:
+                    torch.cuda.synchronize()
         conn.send(("ready", torch.__version__, torch.get_num_threads()))
     except Exception:  # report, so the parent raises with the worker's traceback
         conn.send(("error", traceback.format_exc()))
         return
     while True:
         msg = conn.recv()
+        t_recv = time.perf_counter()
         if msg is None:
             return
         try:
@@ -63,8 +72,10 @@ def _worker_main(conn, names: tuple, max_batch: int, threads: int) -> None:
                 t0 = time.perf_counter()
                 with torch.inference_mode():
                     models[m](x)
+                    if cuda:
+                        torch.cuda.synchronize()
                 t1 = time.perf_counter()
-                conn.send(("done", job, m, int(x.shape[0]), (t1 - t0) * 1000.0))
+                conn.send(("done", job, m, int(x.shape[0]), (t1 - t0) * 1000.0, t_recv, t0, t1))
             elif msg[0] == "profile":
                 from .timing import profile_model
 
@@ -81,18 +92,21 @@ def _worker_main(conn, names: tuple, max_batch: int, threads: int) -> None:
 
 class WorkerPool:
     """``workers`` spawned processes, each holding ``models`` (zoo names) and input batches of up
-    to ``max_batch`` images, with ``threads`` torch threads. Use as a context manager."""
+    to ``max_batch`` images, with ``threads`` torch threads, on ``device`` (``"cpu"``, or
+    ``"cuda"``: every worker on the one GPU, as processes sharing it). Use as a context manager."""
 
     def __init__(self, workers: int, models=DEFAULT_MODELS, max_batch: int = 8, threads: int = 1,
-                 start_timeout_s: float = 300.0):
+                 start_timeout_s: float = 300.0, device: str = "cpu"):
         require(isinstance(workers, int) and not isinstance(workers, bool) and workers >= 1,
                 "workers", workers, "must be an integer >= 1")
         require(isinstance(max_batch, int) and not isinstance(max_batch, bool) and max_batch >= 1,
                 "max_batch", max_batch, "must be an integer >= 1")
         require(isinstance(threads, int) and not isinstance(threads, bool) and threads >= 1,
                 "threads", threads, "must be an integer >= 1")
+        from ..errors import one_of
         from .zoo import ZOO, check_names
 
+        self.device = one_of("device", device, ("cpu", "cuda"))
         self.models = check_names(list(models) if not isinstance(models, str) else [models])
         bad = [m for m in self.models if ZOO[m].task != "image"]
         require(not bad, "models", bad, "must be image models (the profile's accuracies are ImageNet top-1)")
@@ -109,8 +123,8 @@ class WorkerPool:
         try:  # the children read the thread variables when torch loads
             for _ in range(self.workers):
                 a, b = ctx.Pipe()
-                p = ctx.Process(target=_worker_main, args=(b, self.models, self.max_batch, self.threads),
-                                daemon=True)
+                p = ctx.Process(target=_worker_main,
+                                args=(b, self.models, self.max_batch, self.threads, self.device), daemon=True)
                 p.start()
                 b.close()
                 self.conns.append(a)
@@ -176,7 +190,7 @@ def measure_profile(pool: WorkerPool, *, reps: int = 60, min_reps: int = 10, war
     from ..profiles.fit import measured_profile
     from .timing import ProfileSettings
 
-    settings = ProfileSettings(batch_sizes=(1,), device="cpu", warmup=warmup, reps=reps,
+    settings = ProfileSettings(batch_sizes=(1,), device=pool.device, warmup=warmup, reps=reps,
                                min_reps=min_reps, budget_s=budget_s, threads=pool.threads)
     points = [(m, b) for m in range(len(pool.models)) for b in range(1, pool.max_batch + 1)]
     # the slowest points first, so the workers finish together

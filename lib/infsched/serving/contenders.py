@@ -23,13 +23,38 @@ from .sim import DEADLINE_TOL_MS, simulate
 from .zoo import Zoo
 
 __all__ = ["LABELS", "CONTENDERS", "TAD_CONTENDERS", "REPLANNING", "MEAN_PLANNED", "MONITORED", "tad_split",
-           "rjiq_split", "jellyfish_choice", "ramsis_policy", "model_switching_choice",
-           "contender_config", "judge"]
+           "rjiq_split", "jellyfish_choice", "ramsis_policy", "ramsis_loads", "model_switching_choice",
+           "contender_config", "judge", "PLAN_VERSIONS", "plan_versions"]
 
 #: the λ-planned contenders that re-plan per load level (a 500 ms load monitor, as in RAMSIS)
 REPLANNING = ("ramsis", "jellyfish+", "modelswitching")
 #: the contenders from the TAD paper: server classes from :func:`tad_split`, knob a*
 TAD_CONTENDERS = ("tad", "tad-batch", "tad-op", "r-jiq", "r-jiq@monitor")
+#: each contender's plan version, bumped (in the same commit) by a change to how the contender
+#: plans that changes its numbers. A sweep point that runs a contender listed here carries its
+#: ``(name, version)`` in ``plans`` (:func:`plan_versions`), so such a change re-keys, in the
+#: results store, only the points that run that contender, and a point asking for another
+#: version is refused rather than recomputed to other numbers. Unlisted contenders are at 1.
+#: ramsis 2: its load levels are the RAMSIS chapter's policy grid (:func:`ramsis_loads`), not
+#: the head to head's ``plan_levels``.
+PLAN_VERSIONS: dict[str, int] = {"ramsis": 2}
+
+
+def plan_versions(names) -> tuple[tuple[str, int], ...]:
+    """The ``(name, version)`` pairs of :data:`PLAN_VERSIONS` among the contender ``names`` (a
+    reader's policy, not a string, has none), sorted: the ``plans`` a sweep point carries."""
+    return tuple(sorted({(n, PLAN_VERSIONS[n]) for n in names if isinstance(n, str) and n in PLAN_VERSIONS}))
+
+
+def check_plans(names, plans) -> None:
+    """Refuse a sweep point whose ``plans`` are not the current :func:`plan_versions` of the
+    contenders it runs (a point stored under an earlier plan version, or built by hand)."""
+    want = plan_versions(names)
+    got = tuple(tuple(x) for x in plans)
+    require(got == want, "plans", plans,
+            f"must be {want}, the plan versions of the contenders the point runs "
+            "(contenders.plan_versions): a point stored with other plans was computed by other "
+            "planning code, so the store must be rebuilt (infsched results build)")
 
 
 def tad_split(zoo: Zoo, workers: int, a_star: float, slo_ms: float) -> tuple[str, ...]:
@@ -96,6 +121,27 @@ def jellyfish_choice(zoo: Zoo, workers: int, slo_ms: float, rate_qps: float) -> 
 
     tab = jellyfish_plus(_ProfileView(zoo), [rate_qps], workers, slo_ms, max_batch=zoo.max_batch)
     return zoo.names[int(tab.model[0])], int(tab.cap[0])
+
+
+def ramsis_loads(profile: str, workers: int, scale: str = "default",
+                 zoo: Zoo | None = None) -> tuple[float, ...]:
+    """The load levels (queries/s) RAMSIS plans for on ``workers`` workers of ``profile``: the
+    RAMSIS chapter's policy grid at the same ``scale`` (:class:`infsched.ramsis.scales.Scale`'s
+    ``policy_loads``, read from there), which the chapter solves for its image pool of
+    :data:`~infsched.ramsis.scales.TASK_WORKERS` workers, as shares of that pool's capacity
+    (:func:`infsched.ramsis.model.capacity_qps`, the fastest model at its best batch up to N),
+    times this pool's capacity; of these, the ones below the capacity
+    (:func:`infsched.ramsis.points.servable_loads`, the chapter's rule). On the chapter's own
+    pool (``ramsis-image``, 60 workers) they are the chapter's loads, query rate for query rate
+    (the ratio is exactly 1); elsewhere the grid is as dense against the pool's capacity."""
+    from ..ramsis.model import capacity_qps
+    from ..ramsis.points import servable_loads
+    from ..ramsis.scales import TASK_WORKERS, get_scale as ramsis_scale
+
+    prof = _profile_obj(profile, None if profile in PROFILE_NAMES else zoo)
+    ratio = capacity_qps(prof, int(workers)) / capacity_qps(_profile_obj("ramsis-image"), TASK_WORKERS["image"])
+    levels = [round(float(x) * ratio, 6) for x in ramsis_scale(scale).policy_loads]
+    return tuple(servable_loads(prof, int(workers), levels))
 
 
 def ramsis_policy(profile: str, workers: int, slo_ms: float, rate_qps: float, d: int,
@@ -173,8 +219,10 @@ def contender_config(name: str, zoo: Zoo, workers: int, slo_ms: float, *, rate_q
     re-plan as the RAMSIS paper runs them: one plan per load level of the scale's
     ``plan_levels`` (shares of the capacity at ``slo_ms``), the one in force picked by the rate
     over the last 500 ms; ``r-jiq@monitor`` and ``flex@monitor`` do the same with R-JIQ's split
-    and FLEX's model (issue 33). RAMSIS needs the ``profile`` name (its solver reads the profile);
-    ``scale`` sets the levels, RAMSIS's grid and ModelSwitching's search length.
+    and FLEX's model (issue 33). RAMSIS plans instead for the RAMSIS chapter's load grid
+    (:func:`ramsis_loads`) with the chapter's slack grid ``D`` at the same scale; it needs the
+    ``profile`` name (its solver reads the profile). ``scale`` sets the levels, RAMSIS's grids
+    and ModelSwitching's search length.
     ``overheads``: :class:`ServingConfig`'s ``switch_ms``, ``dispatch_ms`` and ``preempt_ms``
     (the last one FLEX's only; the others ignore it) for the run; the plans ignore them all."""
     one_of("contender", name, tuple(LABELS))
@@ -200,12 +248,16 @@ def contender_config(name: str, zoo: Zoo, workers: int, slo_ms: float, *, rate_q
         plan = tuple((zoo.names[planner_model(zoo, workers, slo_ms, x)], zoo.max_batch) for x in levels)
         return ServingConfig(zoo, policy="flex", plan_loads=levels, plan=plan, **common)
     if name in ("ramsis", "ramsis@mean"):
+        from ..ramsis.scales import get_scale as ramsis_scale
+
         require(profile is not None, "profile", profile, "RAMSIS needs the profile's name")
+        d = ramsis_scale(scale).d  # the RAMSIS chapter's slack grid at this scale
         if name == "ramsis@mean":
-            pol = ramsis_policy(profile, workers, slo_ms, rate_qps, sc.ramsis_d, zoo)
+            pol = ramsis_policy(profile, workers, slo_ms, rate_qps, d, zoo)
             return ServingConfig(zoo, policy="ramsis", mdp_policy=pol, **common)
-        pols = [ramsis_policy(profile, workers, slo_ms, x, sc.ramsis_d, zoo) for x in levels]
-        return ServingConfig(zoo, policy="ramsis", mdp_policy=pols, plan_loads=levels, **common)
+        grid = ramsis_loads(profile, workers, scale, zoo)
+        pols = [ramsis_policy(profile, workers, slo_ms, x, d, zoo) for x in grid]
+        return ServingConfig(zoo, policy="ramsis", mdp_policy=pols, plan_loads=grid, **common)
     if name == "modelswitching":
         plan = tuple(model_switching_choice(zoo, workers, slo_ms, x, sc.ms_queries) for x in levels)
         return ServingConfig(zoo, policy="fcfs", plan_loads=levels, plan=plan, **common)

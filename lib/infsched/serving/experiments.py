@@ -47,10 +47,13 @@ from .contenders import (
     MONITORED,
     REPLANNING,
     TAD_CONTENDERS,
+    check_plans,
     contender_config,
     jellyfish_choice,
     judge,
     model_switching_choice,
+    plan_versions,
+    ramsis_loads,
     ramsis_policy,
     rjiq_split,
     tad_split,
@@ -92,7 +95,7 @@ from .zoo import Zoo
 
 __all__ = ["UserPolicy", "SCALES", "Scale", "get_scale", "CONTENDERS", "WORKLOADS", "LABELS", "load_zoo",
            "arrivals", "tad_split", "jellyfish_choice", "contender_config", "judge",
-           "rjiq_split", "TAD_CONTENDERS", "ramsis_policy", "model_switching_choice", "run_point", "load_sweep", "frontier", "regimes", "with_ci", "decision_table",
+           "rjiq_split", "TAD_CONTENDERS", "ramsis_policy", "ramsis_loads", "model_switching_choice", "run_point", "load_sweep", "frontier", "regimes", "with_ci", "decision_table",
            "decision_runs", "recommend", "recommendation_matrix", "matrix_view", "cell_capacity",
            "lower_bound", "QUALIFY_RULES", "tail_checks", "ramsis_overload_agreement", "fewest_workers",
            "accuracy_target_table", "assumptions_table", "served_capacity", "closed_forms", "flex_agreement",
@@ -107,9 +110,11 @@ __all__ = ["UserPolicy", "SCALES", "Scale", "get_scale", "CONTENDERS", "WORKLOAD
 @results_version(1)
 def run_point(workload: str, load: float, slo_ms: float, seed: int, n: int, workers: int,
               profile: str, runs: tuple, service: str = "deterministic",
-              interval_s: float = 10.0, scale: str = "default") -> pd.DataFrame:
+              interval_s: float = 10.0, scale: str = "default", plans: tuple = ()) -> pd.DataFrame:
     """One sweep point: the same arrivals (``workload`` at ``load`` × capacity) served by each
-    ``(contender, slo_factor, a_star)`` of ``runs``, each judged on ``slo_ms``."""
+    ``(contender, slo_factor, a_star)`` of ``runs``, each judged on ``slo_ms``. ``plans``: the
+    plan versions of the contenders of ``runs`` (:func:`.contenders.plan_versions`; checked)."""
+    check_plans([r[0] for r in runs], plans)
     zoo = load_zoo(profile)
     rate = load * zoo.capacity_qps(workers, slo_ms)
     arr = arrivals(workload, rate, n, np.random.default_rng(seed), interval_s=interval_s)
@@ -137,8 +142,13 @@ def _sweep(points: list[dict], workers: int | None, cache, scale: str, on_error:
     if workers is None and scale == "smoke":
         workers = 1  # a few hundred ms of work: starting processes would cost more
     version = _code_version() + "".join(sorted({_profile_version(p["profile"]) for p in points}))
-    return run_sweep(run_point, points, cache_dir=cache, version=version,
-                     n_jobs=default_processes(workers, name="workers"), on_error=on_error)
+    for p in points:  # a point carries plan versions only if it runs a contender that has one
+        pv = plan_versions(r[0] for r in p["runs"])
+        if pv:
+            p["plans"] = pv
+    df = run_sweep(run_point, points, cache_dir=cache, version=version,
+                   n_jobs=default_processes(workers, name="workers"), on_error=on_error)
+    return df.drop(columns="plans", errors="ignore")
 
 
 def load_sweep(scale: str = "default", seed: int = 0, *, workloads: Sequence[str] = WORKLOADS,

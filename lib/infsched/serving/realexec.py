@@ -25,9 +25,26 @@ here and returns measured and simulated on-time share and accuracy, and their di
 the serving simulators report their error. Only central-queue policies are supported (the
 per-worker routings need no new decision code, but are not exercised here).
 
+**Where the time goes** (:meth:`RealRun.timestamps`, :func:`attribution`): every query records
+when it arrived (its scheduled time), when the dispatcher saw it, when its batch was decided and
+sent, when the worker received the job, began and ended the model call, and when the dispatcher
+received the reply, all on one clock (``time.perf_counter``, the system's monotonic clock, which
+the worker processes share). :func:`attribution` splits the measured latency into those
+segments beside what the simulator charges for each (it charges the queue and ``l(m, b)``,
+nothing else) and counts the late queries each segment alone makes late;
+:func:`execution_table` sets each batch's execution time against the profile's p95 by batch size
+(batching) and by how many workers were busy when it started (contention).
+
+**An error with an interval** (:func:`error_summary`): several seeds per point, and the
+simulated-minus-measured on-time error with a t interval over the *informative* runs only (a
+run where both sides keep every query on time, or none, says nothing about the error);
+:func:`pick_slo` chooses, on arrivals the scored runs do not use, an SLO where the simulated
+share on time lies between 50 % and 99 %, near the deadlines where the policies differ.
+
 The pool is any object with ``workers``, ``models`` (zoo names), ``max_batch``, ``conns`` (one
 pipe per worker) and ``recv(w)``; a job is ``("run", job, model, batch)`` (``model`` indexes
-``models``), its answer ``("done", job, model, batch, exec_ms)``.
+``models``), its answer ``("done", job, model, batch, exec_ms)``, optionally followed by the
+worker's ``t_recv, t_start, t_end`` (``time.perf_counter`` seconds).
 """
 
 from __future__ import annotations
@@ -53,10 +70,12 @@ from .policies import (
     must_drop,
     select,
 )
-from .sim import Result, simulate
+from .sim import DEADLINE_TOL_MS, Result, simulate
 from .zoo import Zoo
 
-__all__ = ["CONTENDERS", "default_slo", "real_contender", "Decider", "RealRun", "run_real", "compare"]
+__all__ = ["CONTENDERS", "default_slo", "real_contender", "Decider", "RealRun", "run_real", "compare",
+           "pick_slo", "informative", "error_summary", "SEGMENTS", "attribution", "execution_table",
+           "clock_check"]
 
 #: the contenders of the benchmark, three kinds of decision: one model fixed for the run
 #: (``fixed``: FIFO, the fastest model, taking up to the batch cap of what is queued), a model
@@ -197,6 +216,34 @@ class RealRun:
         """How late the dispatcher saw each arrival (ms)."""
         return self.seen - self.result.arrival
 
+    def timestamps(self) -> pd.DataFrame:
+        """One row per query, every time in ms on the dispatcher's clock: ``arrival`` (its
+        scheduled time), ``seen`` (the dispatcher took it into the queue), ``decided`` (the
+        decision that placed it, or dropped or cut it, began), ``sent`` (the decision made, its
+        job about to be written to the pipe), ``w_recv``, ``w_start``, ``w_end`` (the worker received the job, began and
+        ended the model call; NaN for a pool that does not report them), ``reply`` (the
+        dispatcher received the completion); ``job``, ``model``, ``batch``, ``planned`` (the
+        profile's ``l(m, b)`` the policy planned with), ``margin`` (the head's slack at the
+        decision minus ``planned``: what the batch could lose to overheads and stay on time), ``busy`` (workers busy once it started),
+        ``dropped``, ``cut``, ``on_time``."""
+        res, b = self.result, self.batches
+        j = self.job
+        has = j >= 0
+
+        def col(name: str) -> np.ndarray:  # the query's batch's value (batches are rows by job)
+            out = np.full(j.size, np.nan)
+            if len(b):
+                out[has] = b[name].to_numpy(float)[j[has]]
+            return out
+
+        served = res.model >= 0
+        return pd.DataFrame({
+            "arrival": res.arrival, "seen": self.seen, "decided": res.start, "sent": col("sent_ms"),
+            "w_recv": col("w_recv_ms"), "w_start": col("w_start_ms"), "w_end": col("w_end_ms"),
+            "reply": res.finish, "job": j, "model": res.model.astype(np.int64), "batch": res.bsize,
+            "planned": col("planned_ms"), "margin": col("margin_ms"), "busy": col("busy"),
+            "dropped": ~served & ~self.cut, "cut": self.cut, "on_time": res.on_time})
+
 
 def run_real(pool, cfg: ServingConfig, arrivals_ms: np.ndarray, *,
              lead_s: float = 0.2) -> RealRun:
@@ -237,6 +284,8 @@ def run_real(pool, cfg: ServingConfig, arrivals_ms: np.ndarray, *,
 
     state = {"idle": K, "i": 0, "job": 0}
 
+    lat = zoo.latency_ms
+
     def dispatch(w: int) -> None:
         now = clock()
         dropped, m, b, slack, p = dec.decide(now, arr, queue, state["i"], state["idle"], w)
@@ -247,6 +296,7 @@ def run_real(pool, cfg: ServingConfig, arrivals_ms: np.ndarray, *,
         job = state["job"]
         state["job"] += 1
         batch = [queue.popleft() for _ in range(b)]
+        sent = clock()  # handed to the pipe (read before: the worker may have it before send returns)
         pool.conns[w].send(("run", job, wmodel[m], b))
         for j in batch:
             start[j] = now
@@ -256,10 +306,13 @@ def run_real(pool, cfg: ServingConfig, arrivals_ms: np.ndarray, *,
         members[job] = batch
         busy[w] = True
         state["idle"] -= 1
+        planned = float(lat[m, min(b, lat.shape[1]) - 1])
         rows.append({"job": job, "worker": w, "time_ms": now, "slack_ms": slack,
                      "queue_len": b + len(queue), "idle": state["idle"], "level": p, "model": m,
                      "batch": b, "ran_model": -1, "ran_batch": 0, "exec_ms": np.nan,
-                     "finish_ms": np.nan})
+                     "finish_ms": np.nan, "sent_ms": sent,
+                     "planned_ms": planned, "margin_ms": slack - planned, "busy": K - state["idle"],
+                     "w_recv_ms": np.nan, "w_start_ms": np.nan, "w_end_ms": np.nan})
 
     while time.perf_counter() < t0:
         time.sleep(0.001)
@@ -272,12 +325,15 @@ def run_real(pool, cfg: ServingConfig, arrivals_ms: np.ndarray, *,
             w = conn_of[id(c)]
             msg = pool.recv(w)
             now = clock()
-            _, job, ran_m, ran_b, exec_ms = msg
+            _, job, ran_m, ran_b, exec_ms, *stamps = msg
             for j in members.pop(job):
                 finish[j] = now
             r = rows[job]
             r.update(ran_model=zoo.names.index(pool.models[ran_m]), ran_batch=ran_b, exec_ms=exec_ms,
                      finish_ms=now)
+            if len(stamps) == 3:  # the worker's clock readings (perf_counter s) on ours
+                r.update(w_recv_ms=(stamps[0] - t0) * 1000.0, w_start_ms=(stamps[1] - t0) * 1000.0,
+                         w_end_ms=(stamps[2] - t0) * 1000.0)
             busy[w] = False
             state["idle"] += 1
             if queue:
@@ -312,7 +368,8 @@ def run_real(pool, cfg: ServingConfig, arrivals_ms: np.ndarray, *,
     wall = time.perf_counter() - w_start
     res = Result(cfg, arr, start, finish, model, bsize, len(rows))
     cols = ["job", "worker", "time_ms", "slack_ms", "queue_len", "idle", "level", "model", "batch",
-            "ran_model", "ran_batch", "exec_ms", "finish_ms"]
+            "ran_model", "ran_batch", "exec_ms", "finish_ms", "sent_ms", "planned_ms",
+            "margin_ms", "busy", "w_recv_ms", "w_start_ms", "w_end_ms"]
     return RealRun(res, pd.DataFrame(rows, columns=cols), seen, cut, jobof, wall)
 
 
@@ -356,3 +413,195 @@ def compare(run: RealRun, *, seed: int = 0, warmup: float = 0.1) -> dict:
         if len(b) else float("nan"),
         "wall_s": run.wall_s,
     }
+
+
+# ------------------------------------------------------------------------------ near the deadlines
+
+def pick_slo(name: str, zoo: Zoo, workers: int, rate_qps: float, arrivals_ms: np.ndarray, *,
+             ref_slo_ms: float, target: float = 0.9, band: tuple[float, float] = (0.5, 0.99),
+             factors=None, seed: int = 0) -> tuple[float, pd.DataFrame]:
+    """The SLO at which contender ``name`` runs near its deadlines: the simulator (the profile's
+    p95, as :func:`compare` simulates) serves ``arrivals_ms`` at ``rate_qps`` under each SLO
+    ``ref_slo_ms x factors`` (default: 25 steps from 0.2 to 3, geometric; those at or below the
+    fastest model's batch-1 latency left out), and the SLO whose simulated share on time lies in
+    ``band`` closest to ``target`` is returned, with the curve (``slo_ms``, ``simulated_on_time``,
+    ``in_band``, ``chosen``). With none in the band, the one nearest to it. Pass arrivals the
+    scored runs do not use, so that the point is not chosen on the runs that score it."""
+    lo, hi = (float(x) for x in band)
+    require(0.0 <= lo < hi <= 1.0, "band", band, "must be (low, high) shares with 0 <= low < high <= 1")
+    require(lo <= target <= hi, "target", target, f"must lie in the band [{lo:g}, {hi:g}]")
+    f = np.geomspace(0.2, 3.0, 25) if factors is None else np.asarray(factors, float)
+    floor = float(zoo.latency_ms[:, 0].min())
+    slos = [float(round(ref_slo_ms * x, 3)) for x in f if ref_slo_ms * x > floor]
+    require(len(slos) >= 1, "factors", factors, f"leave no SLO above the fastest batch-1 latency ({floor:g} ms)")
+    on = []
+    for slo in slos:
+        cfg = real_contender(name, zoo, workers, slo, rate_qps)
+        on.append(judge(simulate(cfg, arrivals=arrivals_ms, seed=seed), slo)["attainment"])
+    on = np.asarray(on)
+    inside = (on >= lo) & (on <= hi)
+    dist = np.where(inside, np.abs(on - target), 1.0 + np.maximum(lo - on, on - hi))
+    k = int(np.argmin(dist))
+    curve = pd.DataFrame({"slo_ms": slos, "simulated_on_time": on, "in_band": inside,
+                          "chosen": np.arange(len(slos)) == k})
+    return slos[k], curve
+
+
+def informative(measured, simulated) -> np.ndarray:
+    """Runs that inform the on-time error: not every query on time on both sides, nor none."""
+    m, s = np.asarray(measured, float), np.asarray(simulated, float)
+    return ~(((m >= 1.0) & (s >= 1.0)) | ((m <= 0.0) & (s <= 0.0)))
+
+
+def error_summary(runs: pd.DataFrame, by=("contender",), level: float = 0.95) -> pd.DataFrame:
+    """Simulated minus measured share on time (percentage points) over the informative runs of
+    ``runs`` (rows of :func:`compare`, one per seed; :func:`informative`), per ``by`` group and
+    over all (``by`` columns "all"): runs, informative runs, mean, sample sd and the two-sided
+    ``level`` t interval of the mean, ``mean ± t_{(1+level)/2, n-1} s / sqrt(n)`` (the runs are
+    independent seeds; NaN below 2 informative runs). Also for the simulation that draws service
+    times from the measured spread (``..._spread``)."""
+    from scipy import stats
+
+    require(0.0 < level < 1.0, "level", level, "must be a confidence level in (0, 1)")
+    by = list(by)
+    df = runs.copy()
+    df["_info"] = informative(df["measured_on_time"], df["simulated_on_time"])
+    df["_err"] = 100.0 * (df["simulated_on_time"] - df["measured_on_time"])
+    df["_err_spread"] = 100.0 * (df["simulated_jitter_on_time"] - df["measured_on_time"])
+
+    def one(g: pd.DataFrame) -> dict:
+        inf = g[g["_info"]]
+        n = len(inf)
+        row = {"runs": len(g), "informative": n}
+        for col, tag in (("_err", ""), ("_err_spread", "_spread")):
+            x = inf[col].to_numpy(float)
+            mean = float(x.mean()) if n else float("nan")
+            sd = float(x.std(ddof=1)) if n >= 2 else float("nan")
+            half = float(stats.t.ppf(0.5 + level / 2.0, n - 1) * sd / np.sqrt(n)) if n >= 2 else float("nan")
+            row.update({f"error{tag}_mean": mean, f"error{tag}_sd": sd, f"error{tag}_halfwidth": half,
+                        f"error{tag}_low": mean - half, f"error{tag}_high": mean + half})
+        return row
+
+    rows = [{**dict(zip(by, key if isinstance(key, tuple) else (key,))), **one(g)}
+            for key, g in df.groupby(by, sort=False)] if by else []
+    rows.append({**{c: "all" for c in by}, **one(df)})
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------ where the time goes
+
+#: the segments of a served query's measured latency, ``(label, from, to)`` on
+#: :meth:`RealRun.timestamps`; the simulator charges the queue (``seen`` -> ``decided``, its
+#: wait) and the model call (``l(m, b)``), nothing else
+SEGMENTS = (
+    ("arrival -> seen by the dispatcher (timer, loop)", "arrival", "seen"),
+    ("seen -> its batch decided (queue in the dispatcher)", "seen", "decided"),
+    ("decided -> job handed to the pipe (decision code)", "decided", "sent"),
+    ("handed to the pipe -> worker received (pipe)", "sent", "w_recv"),
+    ("worker received -> model call begins", "w_recv", "w_start"),
+    ("model call (execution)", "w_start", "w_end"),
+    ("model call above the profile's p95 l(m, b)", "planned", "w_exec"),
+    ("model call ends -> reply received (pipe, dispatcher loop)", "w_end", "reply"),
+    ("total: arrival -> reply", "arrival", "reply"),
+)
+
+
+def attribution(pairs, slo_ms: float | None = None, warmup: float = 0.1) -> pd.DataFrame:
+    """Where the measured latency goes, against the simulator, pooled over ``pairs`` of
+    ``(RealRun, simulated Result)`` on the same arrivals (the queries after the first ``warmup``
+    share of each run): per :data:`SEGMENTS` row, the measured mean and p99 over served queries
+    (ms), the simulated mean of what the simulator charges for it (its queue wait, its
+    ``l(m, b)``, its total; 0 for the rest), their difference, and ``late it alone explains``:
+    the measured late served queries that the segment alone makes late (latency minus the
+    segment within the SLO; a first-order count: it ignores the queueing a slower segment
+    causes downstream), with its share of all measured misses. Two last rows count the misses
+    (``measured count``, ``simulated count``): queries late or dropped, and dropped by the policy."""
+    meas, sims = [], []
+    for run, sim in pairs:
+        ts = run.timestamps()
+        k = int(warmup * len(ts))
+        ts = ts.iloc[k:].copy()
+        ts["slo"] = run.result.config.slo_ms if slo_ms is None else slo_ms
+        meas.append(ts)
+        served = sim.served[k:]
+        sims.append(pd.DataFrame({"wait": (sim.start - sim.arrival)[k:][served],
+                                  "exec": (sim.finish - sim.start)[k:][served],
+                                  "total": (sim.finish - sim.arrival)[k:][served]}))
+        sims[-1].attrs["missed"] = int((~sim.on_time[k:]).sum())
+        sims[-1].attrs["dropped"] = int((~served).sum())
+    ts = pd.concat(meas, ignore_index=True)
+    sm = pd.concat(sims, ignore_index=True)
+    served = ts["reply"].notna().to_numpy()
+    s = ts[served]
+    lat = (s["reply"] - s["arrival"]).to_numpy()
+    late = lat > s["slo"].to_numpy() + DEADLINE_TOL_MS
+    missed = int((~ts["on_time"]).sum())
+    slo = s["slo"].to_numpy() + DEADLINE_TOL_MS
+    charged = {("seen", "decided"): sm["wait"].mean(), ("w_start", "w_end"): sm["exec"].mean(),
+               ("arrival", "reply"): sm["total"].mean()}  # what the simulator charges; 0 elsewhere
+    rows = []
+    for label, a, b in SEGMENTS:
+        x = ((s["w_end"] - s["w_start"] - s["planned"]) if b == "w_exec" else (s[b] - s[a])).to_numpy()
+        simx = charged.get((a, b), 0.0)
+        ok = np.isfinite(x)
+        # without this segment the query would have been on time (the total: every late query)
+        alone = int((late & ok & (lat - np.where(ok, x, 0.0) <= slo)).sum())
+        rows.append({"segment": label,
+                     "measured mean (ms)": float(np.mean(x[ok])) if ok.any() else float("nan"),
+                     "measured p99 (ms)": float(np.percentile(x[ok], 99)) if ok.any() else float("nan"),
+                     "simulated mean (ms)": float(simx),
+                     "measured - simulated (ms)": (float(np.mean(x[ok])) - float(simx)) if ok.any() else float("nan"),
+                     "late it alone explains": alone,
+                     "share of measured misses": alone / missed if missed else float("nan")})
+    n_sim_missed = sum(d.attrs["missed"] for d in sims)
+    n_sim_dropped = sum(d.attrs["dropped"] for d in sims)
+    dropped = int(ts["dropped"].sum() + ts["cut"].sum())
+    rows.append({"segment": "queries missed (late or dropped)", "share of measured misses": 1.0 if missed else float("nan"),
+                 "measured count": missed, "simulated count": n_sim_missed})
+    rows.append({"segment": "of which dropped by the policy (or cut)",
+                 "share of measured misses": dropped / missed if missed else float("nan"),
+                 "measured count": dropped, "simulated count": n_sim_dropped})
+    return pd.DataFrame(rows)
+
+
+def execution_table(runs) -> pd.DataFrame:
+    """Each executed batch's model-call time over the profile's p95 for its model and size
+    (``exec / l(m, b)``), pooled over ``runs`` (:class:`RealRun`): by batch size (batching
+    overhead) and by the workers busy when it started, itself included (contention): batches,
+    median and p95 ratio, and the share of batches slower than the p95 (5 % if the profile held)."""
+    b = pd.concat([r.batches for r in runs], ignore_index=True)
+    b = b[b["exec_ms"].notna()]
+    b = b.assign(ratio=b["exec_ms"] / b["planned_ms"])
+    rows = []
+    for by in ("batch", "busy"):
+        for key, g in b.groupby(by):
+            r = g["ratio"].to_numpy(float)
+            rows.append({"by": "batch size" if by == "batch" else "busy workers", "value": int(key),
+                         "batches": len(g), "median exec / p95": float(np.median(r)),
+                         "p95 exec / p95": float(np.percentile(r, 95)),
+                         "share above the p95": float((r > 1.0).mean())})
+    return pd.DataFrame(rows)
+
+
+def clock_check(n: int = 200, sleep_s: float = 0.0005) -> dict:
+    """The dispatcher's timer as measured here: ``perf_counter``'s stated resolution, the
+    smallest step between two readings, and how far ``time.sleep(sleep_s)`` overshoots (median
+    and p99, ms): the loop sleeps between events, so its overshoot delays what it sees."""
+    import time as _t
+
+    info = _t.get_clock_info("perf_counter")
+    steps = []
+    for _ in range(n):
+        a = _t.perf_counter()
+        b = _t.perf_counter()
+        while b == a:
+            b = _t.perf_counter()
+        steps.append(b - a)
+    over = []
+    for _ in range(n):
+        a = _t.perf_counter()
+        _t.sleep(sleep_s)
+        over.append((_t.perf_counter() - a - sleep_s) * 1000.0)
+    return {"clock_resolution_s": float(info.resolution), "clock_step_min_s": float(min(steps)),
+            "sleep_overshoot_median_ms": float(np.median(over)),
+            "sleep_overshoot_p99_ms": float(np.percentile(over, 99))}

@@ -32,7 +32,7 @@ import pandas as pd
 from ..errors import require
 from ..store import results_version
 from ..sweep import default_processes, point_seed, run_sweep
-from .contenders import CONTENDERS, LABELS, contender_config, judge
+from .contenders import CONTENDERS, LABELS, check_plans, contender_config, judge, plan_versions
 from .scales import get_scale
 from .sim import simulate
 from .streams import arrivals
@@ -84,15 +84,17 @@ SETTINGS: tuple[Setting, ...] = (
 @results_version(1)
 def sensitivity_point(stream: tuple, overheads: tuple, load: float, slo_ms: float, seed: int, n: int,
                       workers: int, profile: str, contenders: tuple, a_star: float = 76.0,
-                      scale: str = "default") -> pd.DataFrame:
+                      scale: str = "default", plans: tuple = ()) -> pd.DataFrame:
     """One point: ``n`` arrivals of ``stream`` at ``load`` x the capacity, served by every
     contender at its default knob with ``overheads``, each judged on ``slo_ms``
     (:func:`.contenders.judge`). A reader's policy (a :class:`~.plugins.UserPolicy` in
     ``contenders``) is registered here, on whichever process runs the point; its loop has no
-    switch or dispatch overheads, so a setting that charges one runs without it (no row)."""
+    switch or dispatch overheads, so a setting that charges one runs without it (no row).
+    ``plans``: the plan versions of ``contenders`` (:func:`.contenders.plan_versions`; checked)."""
     from .plugins import UserPolicy, register
     from .system import load_zoo
 
+    check_plans(contenders, plans)
     zoo = load_zoo(profile)
     rate = load * zoo.capacity_qps(workers, slo_ms)
     kw = dict(stream)
@@ -134,6 +136,8 @@ def sensitivity_runs(scale: str = "default", seed: int = 0, *, slo_ms: float = 1
     require(len(settings) >= 1 and all(isinstance(x, Setting) for x in settings), "settings", settings,
             "must be one or more Setting objects")
     loads = _loads(loads, s.sens_loads)
+    pv = plan_versions(entries)  # only the points that run a contender with one carry them
+    plans = {"plans": pv} if pv else {}
     keys, points = [], []
     for st in settings:
         for r in loads:
@@ -143,13 +147,13 @@ def sensitivity_runs(scale: str = "default", seed: int = 0, *, slo_ms: float = 1
                 points.append(dict(stream=st.stream, overheads=st.overheads, load=float(r),
                                    slo_ms=float(slo_ms), seed=sd, n=s.sens_n, workers=int(K),
                                    profile=str(profile), contenders=entries, a_star=float(a_star),
-                                   scale=scale))
+                                   scale=scale, **plans))
     if workers is None and scale == "smoke":
         workers = 1
     here = Path(__file__).resolve()  # this module's code keys the cache too
     version = _code_version() + "+" + hashlib.sha256(here.read_bytes()).hexdigest()[:8]
     df = run_sweep(sensitivity_point, points, cache_dir=cache, version=version,
-                   n_jobs=default_processes(workers, name="workers"))
+                   n_jobs=default_processes(workers, name="workers")).drop(columns="plans", errors="ignore")
     # run_sweep adds each point's parameters; the setting's name says what they are
     per = [sum(not _skips(c, st.overheads) for c in entries)
            for st in settings for _ in loads for _ in range(s.sens_seeds)]

@@ -116,8 +116,11 @@ def run_timed_stream(ubuf, ebuf,
             t_next = ph_end[p]
         # samples before the next event (or the phase end): N is constant on [t, t_next); an
         # event exactly at a sample time counts at it (≤), as in number_in_system
-        ks, t, area, asum = _take_samples(ts, ks, S, t_next, False, N, t, area, asum, ja, W, K,
-                                          wcnt, acc, s_n, s_area, s_asum, s_acc)
+        # tested here, not only in the helper: a sample falls before one event in millions, and
+        # calling the helper (18 arguments, not inlined) at every event made the loop 1.5x slower
+        if ks < S and ts[ks] < t_next:
+            ks, t, area, asum = _take_samples(ts, ks, S, t_next, False, N, t, area, asum, ja, W,
+                                              K, wcnt, acc, s_n, s_area, s_asum, s_acc)
         area += N * (t_next - t)
         t = t_next
         if at_end:
