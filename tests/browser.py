@@ -9,6 +9,7 @@ Checks, on every page of the book, with every fold (``<details>``, dropdowns) op
 
 - a table wider than the text column, or a box around one that scrolls sideways;
 - a figure (an image in the page's article) rendered under :data:`MIN_FIGURE_PX` high;
+- a display equation wider than its block (MathJax cuts it at the column's edge);
 - ``NaN`` in the page's text;
 - raw MyST or LaTeX left in the text: a role or directive (``{glue``, ``{math}``, ``{doc}`` ...),
   a code fence, ``$...$`` holding TeX, or a TeX command outside rendered maths;
@@ -64,7 +65,7 @@ _JS_PREPARE = """() => {
 _JS_MEASURE = """(minFig) => {
   const art = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
   const right = art.getBoundingClientRect().right;
-  const out = {tables: [], figures: [], text: '', height: document.documentElement.scrollHeight};
+  const out = {tables: [], figures: [], equations: [], text: '', height: document.documentElement.scrollHeight};
   const label = (el) => {
     const cap = el.closest('figure, div.cell, section');
     const h = cap && cap.querySelector('h1, h2, h3, figcaption, caption');
@@ -87,6 +88,11 @@ _JS_MEASURE = """(minFig) => {
     if (img.naturalWidth > 0 && r.height > 0 && r.height < minFig)
       out.figures.push(`${img.getAttribute('alt') || img.src.split('/').pop()}: ${Math.round(r.height)} px high`);
   }
+  for (const eq of art.querySelectorAll('mjx-container[display="true"]')) {
+    const box = eq.closest('div.math') || eq.parentElement;
+    if (eq.scrollWidth > box.clientWidth + 1)
+      out.equations.push(`${box.id || label(eq)}: ${eq.scrollWidth} px wide in ${box.clientWidth} px`);
+  }
   const copy = art.cloneNode(true);
   for (const el of copy.querySelectorAll('div.cell_input, div.highlight, pre, code, mjx-container, .MathJax, script, style, .headerlink'))
     el.remove();
@@ -99,6 +105,7 @@ def problems_of(measure: dict) -> list[str]:
     """The problems in one page's measurements (see :data:`_JS_MEASURE`)."""
     out = [f"table needs horizontal scrolling: {t}" for t in measure["tables"]]
     out += [f"figure under {MIN_FIGURE_PX} px high: {f}" for f in measure["figures"]]
+    out += [f"equation wider than the column: {e}" for e in measure.get("equations", [])]
     text = measure["text"]
 
     def ctx(m: re.Match) -> str:

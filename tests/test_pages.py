@@ -70,3 +70,18 @@ def test_folded_keeps_a_short_table_and_folds_a_long_one():
     assert pages.folded(long, "long", keep=11) is long
     with pytest.raises(ConfigError, match="keep = 0"):
         pages.folded(long, "long", keep=0)
+
+
+def test_collapsed_shows_no_row_in_view_and_folds_and_links_every_row():
+    t = table()
+    c = pages.collapsed(t, "ramsis-fig10", "The accuracy at every load and grid.")
+    html = c._repr_html_()
+    # the only table is the folded one, after the sentence and the download
+    assert html.count("<table") == 1 and html.index("<details>") < html.index("<table")
+    assert "The accuracy at every load and grid. " in html
+    assert 'download="ramsis-fig10.csv"' in html and "Show all 10 rows" in html
+    href = re.search(r'href="data:text/csv;base64,([^"]+)"', html).group(1)
+    pd.testing.assert_frame_equal(pd.read_csv(io.BytesIO(base64.b64decode(href)), index_col=[0, 1]), t)
+    assert repr(c).startswith("The accuracy at every load and grid.") and "Empty" not in repr(c)
+    with pytest.raises(ConfigError, match="what"):
+        pages.collapsed(t, "x", " ")

@@ -38,3 +38,13 @@ def test_the_bibliography_is_a_page_and_the_config_reads_it():
     from pybtex.database import parse_file
 
     assert set(parse_file(str(ROOT / "references.bib")).entries) == _bib_keys()
+
+
+def test_every_entry_of_the_bibliography_is_cited_where_the_book_names_it():
+    """No entry is listed only because the references page prints ``:all:``: each work is cited
+    (``{cite}``) on some page, where the book names the system, trace, dataset or artifact."""
+    cited = set()
+    for page in sorted((ROOT / "book").glob("*.md")):
+        for role in re.findall(r"\{cite(?::\w+)?\}`([^`]+)`", page.read_text()):
+            cited |= {k.strip() for k in role.split(",")}
+    assert sorted(_bib_keys() - cited) == []

@@ -1,6 +1,7 @@
 """Paper-vs-ours tables: CSV reading, verdict rule, errors, glue, styling, Sphinx hook."""
 
 import math
+import re
 
 import pandas as pd
 import pytest
@@ -268,7 +269,27 @@ def test_quote_is_folded_into_the_quantity_cell(data):
     assert "quote" not in repr(report.VerdictTable(t)).splitlines()[0]
     # a table without the two columns (an older verdicts.csv) still renders
     html = report.style_table(t.drop(columns=["quote", "source"])).to_html()
-    assert "<details" not in html and "speedup" in html
+    assert '<details class="infsched-quote"' not in html and "speedup" in html
+
+
+def test_verdict_rows_are_one_line_with_basis_and_note_folded(data):
+    """A figure's verdict table shows quantity, numbers and verdict on one line per row; the
+    basis and the note unfold from the verdict's cell, escaped; the item column is left out
+    when every row has the same, kept when the items differ (a chapter's whole table); the
+    table itself and its plain text keep every column."""
+    t = compare("toy", "ex1", {"cost": 0.0, "speedup": NotReproducible("needs 8 A100s & <NVLink>"),
+                               "share": 57.0})
+    html = report.style_table(t).to_html()
+    heads = re.findall(r'<th [^>]*class="col_heading[^"]*"[^>]*>([^<]*)</th>', html)
+    assert heads == ["quantity", "paper", "ours", "unit", "ratio", "tolerance", "verdict"]
+    assert ('<details class="infsched-why"><summary>not reproducible here</summary>'
+            in html) and "needs 8 A100s &amp; &lt;NVLink&gt;" in html
+    assert "<em>basis</em>: exact" in html          # a row's basis, folded
+    assert report.VERDICT_COLORS["not reproducible here"] in html  # coloured by the verdict
+    assert set(report.FOLDED_COLUMNS) <= set(t.columns) and "basis" in repr(report.VerdictTable(t))
+    both = pd.concat([t, compare("toy", "fig4", {"mean_latency": 2.0, "p99": 10.0, "tad_beats_jsq": True})], ignore_index=True)
+    heads = re.findall(r'<th [^>]*class="col_heading[^"]*"[^>]*>([^<]*)</th>', report.style_table(both).to_html())
+    assert heads[0] == "item"
 
 
 def test_compare_errors(data):

@@ -222,11 +222,17 @@ def warn_long(what: str, seconds: float, *, threshold: float = 3600.0) -> None:
 
 #: CPU seconds of each chapter at ``default`` scale with its default parameters, from an empty
 #: sweep cache and an empty numba cache, the results store off: the kernel and every process it
-#: started (README, book/guide.md; measured on the quiet 2-core machine at b292ce6)
+#: started (README, book/guide.md; measured on the quiet 2-core machine at b292ce6, the head to
+#: head again at 64648b6 after its RAMSIS contender moved to the RAMSIS chapter's load grid)
 DEFAULT_CPU_S: dict[str, float] = {"tad": 60.0, "ramsis": 235.0, "kvcache": 180.0, "kairos": 56.0,
-                                   "shepherd": 155.0, "profiling": 145.0, "headtohead": 201.0}
-#: when they were measured (said in every estimate)
+                                   "shepherd": 155.0, "profiling": 145.0, "headtohead": 264.0}
+#: when they were measured (said in every estimate); a chapter re-measured later has its own date
 MEASURED_ON = "2026-11-26"
+MEASURED_ON_BY: dict[str, str] = {"headtohead": "2026-11-28"}
+
+
+def _measured_on(chapter: str) -> str:
+    return MEASURED_ON_BY.get(chapter, MEASURED_ON)
 
 #: at ``paper`` scale: (low, high) seconds of wall time, and what they rest on: the regeneration
 #: of the whole results store from empty by one ``infsched results build`` (2026-11-28, README), each
@@ -319,7 +325,7 @@ def chapter_estimate(chapter: str, params: dict[str, Any], scale: str | None,
         p = max(1, min(int(processes or 2), 2))
         lo, hi = cpu / p, cpu
         basis = (f"{cpu:.0f} CPU s measured at default scale with the default parameters on the "
-                 f"project's 2-core machine ({MEASURED_ON}, README); on {p} process"
+                 f"project's 2-core machine ({_measured_on(chapter)}, README); on {p} process"
                  + ("es the wall time is between half of that and all of it" if p > 1
                     else " the wall time is about all of it"))
     elif chapter in PAPER_S:
@@ -328,7 +334,7 @@ def chapter_estimate(chapter: str, params: dict[str, Any], scale: str | None,
         cpu = DEFAULT_CPU_S[chapter]
         return (cpu / 2, float("inf"), f"{chapter} at paper scale: no estimate (its time depends on "
                 f"how fast this machine runs the models it times); at default scale it took "
-                f"{cpu:.0f} CPU s ({MEASURED_ON}, README)")
+                f"{cpu:.0f} CPU s ({_measured_on(chapter)}, README)")
     notes = []
     for name, (default, how) in SIZE_PARAMS.get(chapter, {}).items():
         v = params.get(name)
@@ -370,7 +376,7 @@ def check_grid(chapter: str, n_experiments: int, n_points: int, scale: str) -> N
     if scale == "default" and chapter in DEFAULT_CPU_S:
         each = DEFAULT_CPU_S[chapter] / max(1, n_experiments)
         basis = (f"{each:.3g} CPU s a point: {chapter}'s {DEFAULT_CPU_S[chapter]:.0f} CPU s at "
-                 f"default scale ({MEASURED_ON}, README) over its {n_experiments} experiments")
+                 f"default scale ({_measured_on(chapter)}, README) over its {n_experiments} experiments")
     elif scale == "paper" and chapter in PAPER_S:
         each = PAPER_S[chapter][1] / max(1, n_experiments)
         basis = (f"{each:.3g} CPU s a point: {chapter}'s {PAPER_S[chapter][1]:,.0f} CPU s at paper "

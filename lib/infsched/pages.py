@@ -4,7 +4,9 @@ A sweep of 40 to 60 rows buries the page it is on. :func:`summarised` shows a su
 then a link that downloads the full table as CSV (a ``data:`` URI, so the link works in the
 built HTML, offline, with nothing written beside the page) and the full table in a collapsed
 ``<details>`` block. :func:`thin` picks a summary: the rows at a few evenly spaced values of
-one column (the lowest, the middle and the highest load, say).
+one column (the lowest, the middle and the highest load, say). :func:`collapsed` shows no
+summary at all, for the table behind a figure that the figure and its verdict rows already tell:
+one line saying what it holds, the download and the rows folded.
 
 In a chapter::
 
@@ -26,7 +28,7 @@ import pandas as pd
 
 from .errors import require
 
-__all__ = ["MISSING", "folded", "readable", "thin", "summarised", "Summarised", "build_commit",
+__all__ = ["MISSING", "collapsed", "folded", "readable", "thin", "summarised", "Summarised", "build_commit",
            "build_note", "setup"]
 
 
@@ -76,7 +78,8 @@ class Summarised:
         csv = self.full.to_csv(index=self.index).encode()
         href = "data:text/csv;base64," + base64.b64encode(csv).decode()
         fname = html.escape(f"{self.name}.csv")
-        summary = self.summary.to_html(index=self.index, classes="dataframe", border=0)
+        summary = "" if self.summary.empty else \
+            self.summary.to_html(index=self.index, classes="dataframe", border=0)
         full = self.full.to_html(index=self.index, classes="dataframe", border=0)
         return (
             f'<div class="infsched-summarised">{summary}'
@@ -88,7 +91,8 @@ class Summarised:
         return self.caption or shown_caption(len(self.summary), len(self.full))
 
     def __repr__(self) -> str:
-        return (f"{self.summary.to_string(index=self.index)}\n{self._caption()} "
+        shown = "" if self.summary.empty else f"{self.summary.to_string(index=self.index)}\n"
+        return (f"{shown}{self._caption()} "
                 f"{_rows(len(self.full), 'The').capitalize()}: {self.name}.csv, linked from the HTML page.")
 
 
@@ -123,6 +127,15 @@ def summarised(full: pd.DataFrame, name: str, *, summary: pd.DataFrame | None = 
     if summary is None:
         summary = full if len(full) <= 6 else pd.concat([full.head(3), full.tail(3)])
     return Summarised(summary, full, name, index, caption)
+
+
+def collapsed(full: pd.DataFrame, name: str, what: str, *, index: bool = True) -> Summarised:
+    """No summary in view: ``what`` (a sentence saying what the table holds), the download of
+    ``full`` as ``<name>.csv`` and every row folded beneath; for the rows behind a figure whose
+    plot and verdict rows already say what they show."""
+    require(isinstance(what, str) and what.strip() != "", "what", what,
+            "must say in a sentence what the folded table holds")
+    return summarised(full, name, summary=full.iloc[:0], index=index, caption=what.strip())
 
 
 # --------------------------------------------------------------------------- the build's commit

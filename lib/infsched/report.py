@@ -815,13 +815,43 @@ def _quantity_cell(quantity: Any, quote: Any, source: Any) -> str:
             f'{" ".join(body)}</span></details>')
 
 
+#: the columns a verdict table folds into its verdict cell (:func:`_verdict_cell`): read on
+#: demand, they would otherwise wrap every row over several lines
+FOLDED_COLUMNS: tuple[str, ...] = ("basis", "note")
+
+
+def _verdict_cell(v: Any, basis: Any, note: Any) -> str:
+    """The verdict in words and, when the row has them, the basis of its tolerance and its
+    note in a collapsed ``<details>``: one line per row folded, at most 24em wide unfolded."""
+    word = html.escape(_fmt_value(v))
+    basis, note = _text(basis), _text(note)
+    if not basis and not note:
+        return word
+    body = "<br>".join(x for x in (f"<em>basis</em>: {html.escape(basis)}" if basis else "",
+                                   html.escape(note)) if x)
+    return (f'<details class="infsched-why"><summary>{word}</summary>'
+            f'<span style="display: block; max-width: 24em; font-size: 0.9em; overflow-wrap: anywhere">'
+            f'{body}</span></details>')
+
+
 def style_table(df: pd.DataFrame) -> Styler:
     """A pandas Styler for a verdict table: verdict cells coloured, numbers to 4 significant
     digits, tolerances as ``±`` half-widths in the row's unit, qualitative claims shown as
-    holds/fails, missing values as a dash, no index. The ``quote`` and ``source`` columns are
-    not shown as columns: the quantity's cell unfolds to show them (``<details>``)."""
+    holds/fails, missing values as a dash, no index. One line per row: the ``quote`` and
+    ``source`` columns are not shown as columns, the quantity's cell unfolds to show them, and
+    the ``basis`` and ``note`` are folded into the verdict's cell the same way (``<details>``);
+    the ``item`` column is left out when every row has the same (a figure's own table). Only
+    the display changes: the table, its CSV and its plain text keep every column."""
     require(isinstance(df, pd.DataFrame), "df", type(df).__name__, "must be a pandas DataFrame")
     disp = df.copy()
+    if "item" in disp.columns and len(disp) > 0 and disp["item"].nunique(dropna=False) == 1:
+        disp = disp.drop(columns="item")
+    verdicts = list(disp["verdict"]) if "verdict" in disp.columns else []
+    if "verdict" in disp.columns and any(c in disp.columns for c in FOLDED_COLUMNS):
+        blank = [""] * len(disp)
+        disp["verdict"] = [_verdict_cell(v, b, n) for v, b, n in zip(
+            disp["verdict"], *(disp[c] if c in disp.columns else blank for c in FOLDED_COLUMNS))]
+        disp = disp.drop(columns=[c for c in FOLDED_COLUMNS if c in disp.columns])
     if "paper" in disp.columns:
         disp["paper"] = [("claim" if isinstance(p, float) and math.isnan(p) else p)
                          for p in disp["paper"]]
@@ -844,14 +874,14 @@ def style_table(df: pd.DataFrame) -> Styler:
     # a uuid derived from the content keeps the HTML identical from run to run
     uid = hashlib.sha256(df.to_json(default_handler=str).encode()).hexdigest()[:8]
     sty = disp.style.format(_fmt_value).hide(axis="index").set_uuid(f"verdicts-{uid}")
-    if "verdict" in disp.columns:
-        sty = sty.map(colour, subset=["verdict"])
+    if "verdict" in disp.columns:  # coloured by the verdict itself, whatever the cell holds
+        sty = sty.apply(lambda col: [colour(v) for v in verdicts], subset=["verdict"])
     # a compact table that fits the content column: free text and long names wrap, numbers not
     sty = sty.set_table_styles([
         {"selector": "", "props": "font-size: 0.8em; border-collapse: collapse; max-width: 100%"},
         {"selector": "td, th", "props": "padding: 2px 4px; vertical-align: top"},
     ])
-    words = [c for c in ("quantity", "basis") if c in disp.columns]
+    words = [c for c in ("quantity", "basis", "verdict") if c in disp.columns]
     if words:
         sty = sty.set_properties(subset=words, **{"overflow-wrap": "break-word", "text-align": "left"})
     if "note" in disp.columns:  # free text may hold long tokens (paths, brackets): break anywhere
