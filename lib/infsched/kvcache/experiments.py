@@ -26,14 +26,9 @@ from infsched.kvcache.fig2 import (
     FIG2_PAPER,
     FIG2_PAPER_TRIALS,
     READINGS,
-    TIBOUND_ROUNDS,
-    TIBOUND_TRIALS,
     claims_fig2,
-    claims_fig2_bounds,
     claims_fig2_small,
     fig2,
-    fig2_bound_point,
-    fig2_bounds,
     fig2_by_n,
     fig2_comparison,
     fig2_example,
@@ -42,6 +37,13 @@ from infsched.kvcache.fig2 import (
     fig2_setting,
     fig2_small,
     reading_instance,
+)
+from infsched.kvcache.fig2_tibound import (
+    TIBOUND_ROUNDS,
+    TIBOUND_TRIALS,
+    claims_fig2_bounds,
+    fig2_bound_point,
+    fig2_bounds,
     tibound_trials,
 )
 from infsched.kvcache.fig3_tab1 import (

@@ -24,9 +24,7 @@ from infsched.sweep import default_processes, point_seed, run_sweep
 
 __all__ = ["READINGS", "reading_instance", "fig2_point", "fig2", "fig2_small", "fig2_readings",
            "claims_fig2", "FIG2_PAPER", "FIG2_PAPER_TRIALS", "fig2_comparison", "fig2_setting",
-           "claims_fig2_small", "fig2_by_n", "fig2_example", "cpsat_trials", "TIBOUND_TRIALS",
-           "TIBOUND_ROUNDS", "tibound_trials", "fig2_bound_point", "fig2_bounds",
-           "claims_fig2_bounds"]
+           "claims_fig2_small", "fig2_by_n", "fig2_example", "cpsat_trials"]
 
 
 #: readings of the model the paper leaves open (spec §1.2), each a way to turn one of our
@@ -330,100 +328,3 @@ def fig2_example(f2: pd.DataFrame, scale: str = "default", seed: int = 0) -> dic
             "better_starts": r.starts, "tel_mcsf": check_schedule(inst, mc_sf(inst)).tel,
             "tel_better": check_schedule(inst, r.starts).require().tel}
 
-
-#: the strengthened bound (:mod:`~infsched.kvcache.tibound`) runs on a seeded random subset of
-#: this many Fig. 2 trials per arrival model (all of them when a scale has fewer): at about 20
-#: CPU s a paper-size trial, all 400 of the paper scale's trials would quadruple the chapter's
-#: build
-TIBOUND_TRIALS = 50
-#: its rounds of column and row generation per trial (a count, so the bound does not depend on
-#: the machine)
-TIBOUND_ROUNDS = 40
-
-
-def tibound_trials(scale: str = "default", seed: int = 0) -> list[tuple[int, int]]:
-    """The ``(model, trial)`` pairs that get the strengthened bound: per arrival model,
-    ``min(TIBOUND_TRIALS, trials)`` of :func:`fig2`'s trials drawn without replacement from a
-    generator seeded by ``seed`` and the model, fixed before any bound is computed."""
-    sc = get_scale(scale)
-    k = min(TIBOUND_TRIALS, sc.fig2_trials)
-    out = []
-    for m in (1, 2):
-        rng = np.random.default_rng(point_seed(seed, 100 + m))
-        out += [(m, int(t)) for t in sorted(rng.choice(sc.fig2_trials, size=k, replace=False))]
-    return out
-
-
-@results_version(1, volatile=("cpu_seconds",))
-def fig2_bound_point(model: int, trial: int, seed: int, lo: int, hi: int, rounds: int) -> dict:
-    """The strengthened time-indexed bound on one trial of :func:`fig2` (the same instance),
-    after ``rounds`` rounds, started from the local search's schedule (the one :func:`fig2`'s
-    local search finds), beside the transformed-area bound (``relax.dff_bound``). ``cpu_seconds``
-    is the bound's alone (the local search is :func:`fig2`'s)."""
-    import time
-
-    from infsched.kvcache.improve import improve_schedule
-    from infsched.kvcache.relax import dff_bound
-    from infsched.kvcache.tibound import ti_bound
-
-    inst = _fig2_instance(model, trial, seed, lo, hi)
-    upper, _ = improve_schedule(inst, mc_sf(inst))
-    c0 = time.process_time()
-    r = ti_bound(inst, upper, rounds=rounds)
-    cpu = time.process_time() - c0
-    return {"n": inst.n, "upper": check_schedule(inst, upper).tel, "dff_bound": dff_bound(inst),
-            "ti_bound": r.bound, "ti_rounds": r.rounds, "ti_converged": r.converged,
-            "cpu_seconds": cpu}
-
-
-def _tibound_version() -> str:
-    import hashlib
-    from pathlib import Path
-
-    here = Path(__file__).resolve().parent
-    digest = hashlib.sha256(_code_version(fig2_bound_point).encode())
-    for name in ("tibound.py", "relax.py"):
-        digest.update((here / name).read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def fig2_bounds(f2: pd.DataFrame, scale: str = "default", seed: int = 0, *,
-                n_jobs: int | None = None, cache=None, progress: bool = False) -> pd.DataFrame:
-    """The strengthened bound on :func:`tibound_trials` of ``f2`` (rows of :func:`fig2` with
-    this scale and seed), each beside the trial's best schedule: ``lower_ti`` is the best of the
-    trial's bounds (``lower_bound``, ``dff_bound``, ``ti_bound``), ``bracket_old`` and
-    ``bracket_ti`` are best schedule over best lower bound without and with it, and
-    ``certified_ti`` whether the best schedule meets ``lower_ti`` (latencies are integers, so
-    a bound within 1 of it proves it optimal)."""
-    sc = get_scale(scale)
-    lo, hi = sc.fig2_sizes
-    pts = [dict(model=m, trial=t, seed=int(seed), lo=lo, hi=hi, rounds=TIBOUND_ROUNDS)
-           for m, t in tibound_trials(scale, seed)]
-    b = run_sweep(fig2_bound_point, pts, cache_dir=cache, n_jobs=default_processes(n_jobs),
-                  progress=progress, version=_tibound_version())
-    d = f2.merge(b[["model", "trial", "dff_bound", "ti_bound", "ti_rounds", "ti_converged",
-                    "cpu_seconds"]].rename(columns={"cpu_seconds": "ti_cpu_seconds"}),
-                 on=["model", "trial"], how="inner")
-    old = np.maximum(d["lower_bound"], d["dff_bound"])
-    d["lower_ti"] = np.maximum(old, d["ti_bound"])
-    d["bracket_old"] = d["best"] / old
-    d["bracket_ti"] = d["best"] / d["lower_ti"]
-    d["certified_ti"] = np.ceil(d["lower_ti"] - 1e-6) >= d["best"]
-    return d
-
-
-def claims_fig2_bounds(fb: pd.DataFrame) -> pd.DataFrame:
-    """Per arrival model, over :func:`fig2_bounds`' trials: their number, the median bracket
-    (best schedule over best lower bound) without and with the strengthened bound, its median
-    and largest CPU seconds, the trials it converged on and the trials certified optimal."""
-    rows = []
-    for m, d in fb.groupby("model"):
-        rows.append({"model": int(m), "trials": len(d),
-                     "median bracket, earlier bounds": float(d["bracket_old"].median()),
-                     "median bracket, with the time-indexed bound": float(d["bracket_ti"].median()),
-                     "largest bracket": float(d["bracket_ti"].max()),
-                     "median CPU s": float(d["ti_cpu_seconds"].median()),
-                     "largest CPU s": float(d["ti_cpu_seconds"].max()),
-                     "converged": int(d["ti_converged"].sum()),
-                     "certified optimal": int(d["certified_ti"].sum())})
-    return pd.DataFrame(rows)

@@ -311,7 +311,9 @@ class _Master:
         basis = self.h.getBasis()
         live = np.flatnonzero(self.cut_row >= 0)
         rows = self.cut_row[live]
-        rbasic = np.array([basis.row_status[r] == self.kBasic for r in rows.tolist()], bool)
+        # (each access to ``row_status`` copies the whole vector: read it once)
+        row_status = basis.row_status
+        rbasic = np.array([row_status[r] == self.kBasic for r in rows.tolist()], bool)
         idle = rbasic & (np.abs(row_dual[rows]) <= 1e-12)
         self.cut_age[live] = np.where(idle, self.cut_age[live] + 1, 0)
         drop_rows = live[self.cut_age[live] >= age]
