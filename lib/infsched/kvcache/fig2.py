@@ -327,4 +327,3 @@ def fig2_example(f2: pd.DataFrame, scale: str = "default", seed: int = 0) -> dic
     return {"trial": int(row["trial"]), "instance": inst, "mcsf_starts": mc_sf(inst),
             "better_starts": r.starts, "tel_mcsf": check_schedule(inst, mc_sf(inst)).tel,
             "tel_better": check_schedule(inst, r.starts).require().tel}
-

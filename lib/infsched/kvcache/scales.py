@@ -88,6 +88,8 @@ class Scale:
     fig2_small_T: tuple[int, int]       # Model 2 there: T ~ U{..}
     fig2_small_nodes: int               # HiGHS's node limit per trial there
     fig2_reading_trials: int            # trials per model and reading (READINGS)
+    fig2_tibound_trials: int            # trials per model that get the time-indexed bound
+                                        # (fig2_tibound.tibound_trials)
     fig3_sizes: tuple[int, ...]
     fig3_runs: int                      # independent runs per Fig. 3 point, averaged
     runs: int                           # Table 1's independent runs (paper: 50)
@@ -104,7 +106,7 @@ SCALES: dict[str, Scale] = {
                    fig2_effort=0.05, fig2_lp="auto", fig2_cpsat_top=1,
                    fig2_small_trials=6,
                    fig2_small_n=(4, 6), fig2_small_T=(4, 5), fig2_small_nodes=5_000,
-                   fig2_reading_trials=1,
+                   fig2_reading_trials=1, fig2_tibound_trials=2,
                    fig3_sizes=(1000, 2000), fig3_runs=1, runs=3, calibration_runs=2, sweep_n=500,
                    sweep_runs=1, alphas=(0.05, 0.1, 0.2), betas=(0.01, 0.1, 0.5),
                    alpha_search_n=1000),
@@ -112,7 +114,7 @@ SCALES: dict[str, Scale] = {
                      fig2_effort=0.0, fig2_lp="auto", fig2_cpsat_top=0,
                      fig2_small_trials=40,
                      fig2_small_n=(4, 7), fig2_small_T=(4, 5), fig2_small_nodes=5_000,
-                     fig2_reading_trials=4,
+                     fig2_reading_trials=4, fig2_tibound_trials=4,
                      fig3_sizes=tuple(range(1000, 10_001, 1000)), fig3_runs=5, runs=50,
                      calibration_runs=10,
                      sweep_n=1000, sweep_runs=5,
@@ -137,7 +139,7 @@ SCALES: dict[str, Scale] = {
                    fig2_effort=0.0, fig2_lp="auto", fig2_cpsat_top=0,
                    fig2_small_trials=40,
                    fig2_small_n=(4, 7), fig2_small_T=(4, 5), fig2_small_nodes=5_000,
-                   fig2_reading_trials=20,
+                   fig2_reading_trials=20, fig2_tibound_trials=50,
                    fig3_sizes=tuple(range(1000, 10_001, 1000)), fig3_runs=10, runs=50,
                    calibration_runs=20,
                    sweep_n=1000, sweep_runs=10,
