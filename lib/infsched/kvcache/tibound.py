@@ -551,10 +551,10 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
     columns per request (local minima over the start first with ``spread``) and up to
     ``max_cuts`` violated clique rows of the ranks ``qs``, and re-solves; it stops early when
     neither is left (converged). ``prune``: delete rows and columns idle that many rounds (0:
-    never; on eight paper-size Fig. 2 trials, 3 gave a bound 0.2-9 % higher after 20 CPU s than
-    0, from about twice the rounds, and keeping each round's columns at 6 instead of 3, a
-    smoothing of 0.9 instead of 0.8, 60 rows a round instead of 30 or ``two_phase`` changed it by
-    less than 1 %); ``two_phase``: primal simplex after new columns, dual after new rows (else one dual
+    never; on six paper-size Fig. 2 trials, 3 gave a bound 0.2-7 % higher after 20 CPU s than
+    0, from about twice the rounds, and on four of them 6 columns per request instead of 3, a
+    smoothing of 0.9 instead of 0.8, 60 rows a round instead of 30 or ``two_phase`` moved it by
+    2 % or less, either way); ``two_phase``: primal simplex after new columns, dual after new rows (else one dual
     solve after both); ``cap``: windows end at the no-idle horizon ``H*`` (else at ``a_i + W``);
     ``ascent``: subgradient steps a round from the best multipliers (:class:`_Ascent`);
     ``smooth_cols``: columns per request priced at the smoothed multipliers (with
