@@ -33,6 +33,16 @@ def test_fig2_smoke_brackets_and_resumes(tmp_path):
     report.compare("kvcache", "fig2", ours, notes)       # a valid verdict table
     again = ex.fig2("smoke", n_jobs=1, cache=tmp_path)           # from the cache
     assert again["ratio_lo"].tolist() == f2["ratio_lo"].tolist()
+    # the time-indexed bound on its subset: every bound below the trial's best schedule (a checked
+    # one), so the brackets only narrow and never cross 1
+    fb = ex.fig2_bounds(f2, "smoke", n_jobs=1, cache=tmp_path)
+    assert len(fb) == 2 * ex.SCALES["smoke"].fig2_tibound_trials
+    for b in ("lower_bound", "dff_bound", "ti_bound", "lower_ti"):
+        assert (fb[b] <= fb["best"] * (1 + 1e-9)).all(), b
+    assert (fb["bracket_ti"] <= fb["bracket_old"] + 1e-12).all() and (fb["bracket_ti"] >= 1 - 1e-9).all()
+    c_ti = ex.claims_fig2(ex.fig2_with_tibound(f2, fb))
+    assert c_ti["opt_le_mcsf"] and c_ti["model1_mean_hi"] <= c["model1_mean_hi"] + 1e-12
+    assert list(ex.claims_fig2_bounds(fb)["model"]) == [1, 2]
 
 
 def test_fig2_cpsat_runs_on_the_chosen_trials_only(tmp_path):

@@ -1,0 +1,40 @@
+"""Fig. 2 with the time-indexed bound (kvcache.fig2_tibound): the subset of trials is fixed by the
+seed alone, and raising the lower bounds moves only the upper brackets of the trials that got
+the bound (that every bound is below its trial's schedules is checked on the smoke run of Fig. 2
+in test_experiments.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from infsched.kvcache import experiments as ex
+from infsched.kvcache.scales import get_scale
+
+
+def test_subset_is_seeded_and_sized_by_the_scale():
+    for scale in ("smoke", "default", "paper"):
+        sc = get_scale(scale)
+        pairs = ex.tibound_trials(scale, 0)
+        assert pairs == ex.tibound_trials(scale, 0)
+        for m in (1, 2):
+            trials = [t for mm, t in pairs if mm == m]
+            assert len(trials) == len(set(trials)) == min(sc.fig2_tibound_trials, sc.fig2_trials)
+            assert all(0 <= t < sc.fig2_trials for t in trials)
+    assert ex.tibound_trials("paper", 0) != ex.tibound_trials("paper", 1)
+
+
+def test_raised_bounds_touch_only_the_subset():
+    f2 = pd.DataFrame({"model": [1, 1, 2], "trial": [0, 1, 0], "tel_mcsf": [120.0, 110.0, 90.0],
+                       "best": [100.0, 100.0, 90.0], "lower_bound": [80.0, 80.0, 70.0],
+                       "ratio_hi": [1.5, 1.375, 90 / 70], "certified": False,
+                       "mcsf_optimal": False})
+    fb = pd.DataFrame({"model": [1, 2], "trial": [1, 0], "lower_ti": [99.2, 60.0]})
+    out = ex.fig2_with_tibound(f2, fb)
+    assert list(out["lower_bound"]) == [80.0, 99.2, 70.0]      # a weaker bound never lowers one
+    assert out["ratio_hi"].tolist() == pytest.approx([1.5, 110 / 99.2, 90 / 70])
+    # 99.2 rounds up to 100 = best: an integer latency proves the schedule optimal
+    assert out["certified"].tolist() == [False, True, False]
+    assert out["mcsf_optimal"].tolist() == [False, False, False]
+    assert np.array_equal(f2["lower_bound"], [80.0, 80.0, 70.0])   # the input is left alone
