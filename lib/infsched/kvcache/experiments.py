@@ -44,6 +44,7 @@ from infsched.kvcache.fig2_tibound import (
     fig2_bound_point,
     fig2_bounds,
     fig2_with_tibound,
+    small_bounds,
     tibound_trials,
 )
 from infsched.kvcache.fig3_tab1 import (
@@ -105,7 +106,7 @@ __all__ = ["SCALES", "ALGORITHMS", "DEMANDS", "M_LLAMA", "PAPER_RANGES", "READIN
            "Scale", "get_scale", "stand_in", "TABLE1_MCSF_S", "TRACE_N", "PAPER_SIZES", "DATASET_SIZE",
            "FIG2_PAPER", "FIG2_PAPER_TRIALS", "fig2_point", "fig2_setting", "run_point",
            "TAB1_QUANTITIES", "fig2_bounds", "claims_fig2_bounds", "fig2_bound_point",
-           "tibound_trials", "TIBOUND_ROUNDS", "fig2_with_tibound"]
+           "tibound_trials", "TIBOUND_ROUNDS", "fig2_with_tibound", "small_bounds"]
 
 
 def _needs_kappa(fn, name: str | None = None):

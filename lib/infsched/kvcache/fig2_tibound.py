@@ -18,7 +18,7 @@ from infsched.store import results_version
 from infsched.sweep import default_processes, point_seed, run_sweep
 
 __all__ = ["TIBOUND_ROUNDS", "tibound_trials", "fig2_bound_point", "fig2_bounds",
-           "claims_fig2_bounds", "fig2_with_tibound"]
+           "claims_fig2_bounds", "fig2_with_tibound", "small_bounds"]
 
 
 #: rounds of column and row generation per trial (a count, so the bound does not depend on the
@@ -131,4 +131,27 @@ def fig2_with_tibound(f2: pd.DataFrame, fb: pd.DataFrame) -> pd.DataFrame:
     out["ratio_hi"] = out["tel_mcsf"] / lower
     out["certified"] = np.ceil(lower - 1e-6) >= out["best"]
     out["mcsf_optimal"] = out["certified"] & (out["best"] == out["tel_mcsf"])
+    return out
+
+
+def small_bounds(f2s: pd.DataFrame, *, n_jobs: int | None = None, cache=None,
+                 progress: bool = False) -> pd.DataFrame:
+    """The time-indexed bound (:data:`TIBOUND_ROUNDS` rounds) on every trial of the certified
+    study (rows of :func:`~infsched.kvcache.fig2.fig2_small` whose optimum is proven), beside
+    the optimum and the local search's schedule: ``opt_over_bound`` is how far the bound is
+    below the optimum, ``local_over_opt`` how far the local search (the schedule the paper-size
+    brackets rest on) is above it. Together they say, where the truth is known, how a bracket's
+    width splits between bound and schedule."""
+    d = f2s[f2s["certified"]]
+    pts = [dict(model=int(r["model"]), trial=int(r["trial"]), seed=int(r["seed"]), lo=int(r["lo"]),
+                hi=int(r["hi"]), rounds=TIBOUND_ROUNDS) for _, r in d.iterrows()]
+    cols = ["model", "trial", "n", "best", "local_search"]
+    if not pts:
+        return pd.DataFrame(columns=[*cols, "ti_bound", "ti_converged", "opt_over_bound",
+                                     "local_over_opt"])
+    b = run_sweep(fig2_bound_point, pts, cache_dir=cache, n_jobs=default_processes(n_jobs),
+                  progress=progress, version=_tibound_version())
+    out = d[cols].merge(b[["model", "trial", "ti_bound", "ti_converged"]], on=["model", "trial"])
+    out["opt_over_bound"] = out["best"] / out["ti_bound"]
+    out["local_over_opt"] = out["local_search"] / out["best"]
     return out
