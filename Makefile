@@ -50,7 +50,7 @@ browser:
 # the linter first (seconds; its rules are in pyproject.toml), then the suite
 test: $(STAMP) browser
 	$(BIN)/ruff check lib tests benchmarks conftest.py
-	INFSCHED_SCALE=smoke $(BIN)/python -m pytest -n $(JOBS) --dist loadfile --nbval-lax tests book
+	INFSCHED_SCALE=smoke $(BIN)/python -m pytest -n $(JOBS) --dist loadfile --durations=25 --nbval-lax tests book
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
