@@ -33,6 +33,7 @@ def test_raised_bounds_touch_only_the_subset():
     fb = pd.DataFrame({"model": [1, 2], "trial": [1, 0], "lower_ti": [99.2, 60.0]})
     out = ex.fig2_with_tibound(f2, fb)
     assert list(out["lower_bound"]) == [80.0, 99.2, 70.0]      # a weaker bound never lowers one
+    assert out["tibound"].tolist() == [False, True, True]
     assert out["ratio_hi"].tolist() == pytest.approx([1.5, 110 / 99.2, 90 / 70])
     # 99.2 rounds up to 100 = best: an integer latency proves the schedule optimal
     assert out["certified"].tolist() == [False, True, False]

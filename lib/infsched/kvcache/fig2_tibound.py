@@ -121,12 +121,14 @@ def claims_fig2_bounds(fb: pd.DataFrame) -> pd.DataFrame:
 def fig2_with_tibound(f2: pd.DataFrame, fb: pd.DataFrame) -> pd.DataFrame:
     """``f2`` (rows of :func:`~infsched.kvcache.fig2.fig2`) with each trial's lower bound raised
     to the best one known: :func:`fig2_bounds`' ``lower_ti`` on its trials, the row's own
-    elsewhere; ``ratio_hi``, ``certified`` and ``mcsf_optimal`` follow it (latencies are
-    integers, so a bound within 1 of the best schedule proves it optimal). Every bound is valid
-    on its own trial, so the upper brackets stay upper bounds on each trial's true ratio."""
+    elsewhere (``tibound``: which trials got it); ``ratio_hi``, ``certified`` and ``mcsf_optimal``
+    follow it (latencies are integers, so a bound within 1 of the best schedule proves it
+    optimal). Every bound is valid on its own trial, so the upper brackets stay upper bounds on
+    each trial's true ratio."""
     out = f2.copy()
-    lower = out.merge(fb[["model", "trial", "lower_ti"]], on=["model", "trial"], how="left")
-    lower = np.fmax(out["lower_bound"].to_numpy(float), lower["lower_ti"].to_numpy(float))
+    merged = out.merge(fb[["model", "trial", "lower_ti"]], on=["model", "trial"], how="left")
+    lower = np.fmax(out["lower_bound"].to_numpy(float), merged["lower_ti"].to_numpy(float))
+    out["tibound"] = np.isfinite(merged["lower_ti"].to_numpy(float))
     out["lower_bound"] = lower
     out["ratio_hi"] = out["tel_mcsf"] / lower
     out["certified"] = np.ceil(lower - 1e-6) >= out["best"]
