@@ -39,3 +39,32 @@ def test_raised_bounds_touch_only_the_subset():
     assert out["certified"].tolist() == [False, True, False]
     assert out["mcsf_optimal"].tolist() == [False, False, False]
     assert np.array_equal(f2["lower_bound"], [80.0, 80.0, 70.0])   # the input is left alone
+
+
+def test_every_stored_bound_is_below_the_stored_schedules():
+    """The committed store's time-indexed bounds (the paper-scale chapter's: Fig. 2's subset and
+    the certified small trials), each against the best schedule stored for the same trial by
+    Fig. 2's own point (the local search's; on the small trials the optimum HiGHS certified)
+    and against the schedule it started from. Reads the store only: no bound is recomputed here
+    (tests/test_store_sample.py recomputes a sample)."""
+    from infsched import store
+
+    tb = store.read_points("infsched.kvcache.fig2_tibound.fig2_bound_point")
+    f2 = store.read_points("infsched.kvcache.fig2.fig2_point")
+    best: dict[tuple, float] = {}
+    for e in f2.values():
+        if e.params.get("reading", "canonical") != "canonical":
+            continue
+        k = tuple(e.params[p] for p in ("model", "trial", "seed", "lo", "hi"))
+        best[k] = min(best.get(k, np.inf), float(e.value["best"]))
+    sc = get_scale("paper")
+    paper, small = 0, 0
+    for e in tb.values():
+        k = tuple(e.params[p] for p in ("model", "trial", "seed", "lo", "hi"))
+        v = e.value
+        assert k in best, k
+        for b in ("ti_bound", "dff_bound"):
+            assert v[b] <= min(best[k], v["upper"]) * (1 + 1e-9), (k, b, v[b], best[k])
+        paper += (e.params["lo"], e.params["hi"]) == sc.fig2_sizes
+        small += (e.params["lo"], e.params["hi"]) in (sc.fig2_small_n, sc.fig2_small_T)
+    assert paper == 2 * sc.fig2_tibound_trials and small > 0
