@@ -113,7 +113,7 @@ class TIBoundResult:
     end); ``window``: ``W``; ``cpu``: the process's CPU seconds after each round and
     ``profile``: CPU seconds by step (both for information: nothing depends on them);
     ``mean_start``: each request's start averaged over the last master solution (an order for
-    list scheduling)."""
+    list scheduling); ``clique_rows``: the clique rows ``(τ, q, θ2)`` in the master at the end."""
 
     bound: float
     history: list = field(default_factory=list)
@@ -126,6 +126,7 @@ class TIBoundResult:
     cpu: list = field(default_factory=list)
     profile: dict = field(default_factory=dict)
     mean_start: np.ndarray | None = None
+    clique_rows: list = field(default_factory=list)
 
 
 def horizon_cap(inst: Instance) -> int:
@@ -703,4 +704,4 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
                                                                        1e-12)
     return TIBoundResult(float(best), history, float(lp), converged, len(history),
                          int(master.ci.size), int((master.cut_row >= 0).sum()), W, cpu, prof,
-                         mean_start)
+                         mean_start, sorted(master.active_cuts))
