@@ -90,14 +90,13 @@ def ti_optimum(inst: Instance, upper_starts=None, *, rounds: int = 150,
     h.setOptionValue("mip_rel_gap", 0.0)
     h.setOptionValue("mip_abs_gap", 1.0 - 1e-6)        # integer latencies: within 1 is optimal
     hint = highspy.HighsSolution()
-    hint.col_value = ((m.ci[:, None] == np.arange(n)[None, :]).any(axis=1)
-                      & (m.ck == upper_starts[m.ci])).astype(float).tolist()
+    hint.col_value = (m.ck == upper_starts[m.ci]).astype(float).tolist()
     h.setSolution(hint)
     h.run()
     info = h.getInfo()
     best, starts = upper, upper_starts
     x = np.asarray(h.getSolution().col_value)
-    if x.size == ncol and info.primal_solution_status == 2:
+    if x.size == ncol and info.primal_solution_status == highspy.kSolutionStatusFeasible:
         pick = x > 0.5
         cand = np.full(n, -1, np.int64)
         cand[m.ci[pick]] = m.ck[pick]
