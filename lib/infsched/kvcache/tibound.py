@@ -77,10 +77,16 @@ over the rounds. Work is limited by counts only: rounds, columns and rows added 
 HiGHS's simplex iterations per solve (duals from an unfinished solve still give a valid ``L``).
 
 **Keeping the master small and its duals steady** (none of it touches validity, which rests on
-``L`` alone): a clique row whose dual has been zero with its slack basic for ``prune`` rounds
-running is deleted, and so is a column (not the seed schedule's) that has been nonbasic with a
-positive reduced cost for ``prune`` rounds; either comes back if separation or pricing asks for
-it again. Deleting basic slacks and nonbasic columns leaves HiGHS's basis valid, so every
+``L`` alone): a clique, memory or exclusive row whose dual has been zero with its slack basic for
+``prune`` rounds running is deleted, and so is a column (not the seed schedule's) that has been
+nonbasic with a positive reduced cost for ``prune`` rounds; either comes back if separation or
+pricing asks for it again (a deleted memory or exclusive row when the master's solution exceeds
+its right side at that round; new columns do not bring it back). A deleted row's multiplier is
+0 in ``L``, which stays valid. Convergence still means the LP optimum over every column and row:
+the master's solution then satisfies every row, deleted or not, and its duals, 0 on the deleted
+rows, price no column out, so the pair is optimal for the whole LP. (On a paper-size trial of
+Arrival Model 1 after 150 rounds, 87 of the master's 555 memory rows and none of its 555 exclusive
+rows had a nonzero dual, and the memory rows held half the master's nonzeros.) Deleting basic slacks and nonbasic columns leaves HiGHS's basis valid, so every
 re-solve is warm. New columns keep the last basis primal feasible, so they are solved with the
 primal simplex, and new rows keep it dual feasible, so they are solved with the dual simplex (two
 warm solves a round instead of one solve from a basis that is neither). Pricing also runs at the
@@ -223,6 +229,12 @@ class _Master:
         # at it: rows no column touches hold trivially, and empty rows slow every simplex pass
         self.mem_row = np.full(H + 1, -1, np.int64)
         self.exc_row = np.full(H + 1, -1, np.int64)
+        # a pruned memory or exclusive row is not re-created by new columns, only by separation
+        # (separate_base), like a clique row; its age counts rounds idle, as for the cuts
+        self.mem_gone = np.zeros(H + 1, bool)
+        self.exc_gone = np.zeros(H + 1, bool)
+        self.mem_age = np.zeros(H + 1, np.int64)
+        self.exc_age = np.zeros(H + 1, np.int64)
         self.n_rows = n
         self.ci = np.zeros(0, np.int64)
         self.ck = np.zeros(0, np.int64)
@@ -252,8 +264,9 @@ class _Master:
         rep = np.repeat(np.arange(ci.size), o)
         j = np.arange(rep.size) - np.repeat(np.cumsum(o) - o, o) + 1
         tau = ck[rep] + j
-        for rows, ub in ((self.mem_row, float(inst.M)), (self.exc_row, 1.0)):
-            new = np.unique(tau[rows[tau] < 0])
+        for rows, gone, ub in ((self.mem_row, self.mem_gone, float(inst.M)),
+                               (self.exc_row, self.exc_gone, 1.0)):
+            new = np.unique(tau[(rows[tau] < 0) & ~gone[tau]])
             if new.size:
                 self.h.addRows(new.size, np.full(new.size, -self.inf), np.full(new.size, ub), 0,
                                np.zeros(1, np.int32), np.zeros(0, np.int32), np.zeros(0))
@@ -262,9 +275,11 @@ class _Master:
         ii = ci[rep]
         excl = j > e[ii]
         w = np.where(excl, inst.prompt[ii] + inst.output[ii], inst.prompt[ii] + j)
-        r_idx = [ci, self.mem_row[tau], self.exc_row[tau[excl]]]
-        c_idx = [np.arange(ci.size), rep, rep[excl]]
-        vals = [np.ones(ci.size), w.astype(float), np.ones(int(excl.sum()))]
+        on_m = self.mem_row[tau] >= 0
+        on_e = excl & (self.exc_row[tau] >= 0)
+        r_idx = [ci, self.mem_row[tau[on_m]], self.exc_row[tau[on_e]]]
+        c_idx = [np.arange(ci.size), rep[on_m], rep[on_e]]
+        vals = [np.ones(ci.size), w[on_m].astype(float), np.ones(int(on_e.sum()))]
         live = np.flatnonzero(self.cut_row >= 0)
         if live.size:
             lo, hi = _cut_intervals(inst, np.array([self.cuts[c] for c in live], np.int64))
@@ -284,6 +299,61 @@ class _Master:
         self.seed = np.concatenate([self.seed, np.full(ci.size, seed)])
         self.col_age = np.concatenate([self.col_age, np.zeros(ci.size, np.int64)])
         return ci.size
+
+    def _loads(self, x: np.ndarray, tol: float):
+        """Per round, the left sides of the memory (1b) and exclusive (1a) rows at ``x``."""
+        inst, e = self.inst, self.e
+        sup = np.flatnonzero(x > tol)
+        ci, ck, xv = self.ci[sup], self.ck[sup], x[sup]
+        o = inst.output[ci]
+        rep = np.repeat(np.arange(sup.size), o)
+        j = np.arange(rep.size) - np.repeat(np.cumsum(o) - o, o) + 1
+        tau = ck[rep] + j
+        excl = j > e[ci[rep]]
+        w = np.where(excl, inst.prompt[ci[rep]] + o[rep], inst.prompt[ci[rep]] + j)
+        L = self.H + 1
+        return (np.bincount(tau, w * xv[rep], L), np.bincount(tau[excl], xv[rep][excl], L))
+
+    def separate_base(self, x: np.ndarray, tol: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:
+        """The rounds whose pruned memory / exclusive row ``x`` violates."""
+        if not (self.mem_gone.any() or self.exc_gone.any()):
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        mem, exc = self._loads(x, tol)
+        return (np.flatnonzero(self.mem_gone & (mem > self.inst.M + tol * self.inst.M)),
+                np.flatnonzero(self.exc_gone & (exc > 1 + tol)))
+
+    def add_base_rows(self, mem_taus: np.ndarray, exc_taus: np.ndarray) -> None:
+        """Re-create pruned memory and exclusive rows at these rounds, over every column of
+        the master."""
+        inst, e = self.inst, self.e
+        s, o = inst.prompt[self.ci], inst.output[self.ci]
+        for taus, rows, gone, age, ub, is_mem in (
+                (mem_taus, self.mem_row, self.mem_gone, self.mem_age, float(inst.M), True),
+                (exc_taus, self.exc_row, self.exc_gone, self.exc_age, 1.0, False)):
+            if not len(taus):
+                continue
+            starts, idx, val = [0], [], []
+            for t in taus.tolist():
+                j = t - self.ck
+                run = (j >= 1) & (j <= o)
+                ex = run & (j > e[self.ci])
+                if is_mem:
+                    cols = np.flatnonzero(run)
+                    v = np.where(ex, s + o, s + j)[cols]
+                else:
+                    cols = np.flatnonzero(ex)
+                    v = np.ones(cols.size)
+                idx.append(cols)
+                val.append(v.astype(float))
+                starts.append(starts[-1] + cols.size)
+            k = len(taus)
+            ii, vv = np.concatenate(idx), np.concatenate(val)
+            self.h.addRows(k, np.full(k, -self.inf), np.full(k, ub), ii.size,
+                           np.array(starts[:-1], np.int32), ii.astype(np.int32), vv)
+            rows[taus] = self.n_rows + np.arange(k)
+            gone[taus] = False
+            age[taus] = 0
+            self.n_rows += k
 
     def add_cuts(self, cuts: list[tuple[int, int, int]]) -> None:
         if not cuts:
@@ -306,15 +376,30 @@ class _Master:
             self.cut_age[g] = 0
             self.n_rows += 1
 
-    def prune(self, age: int, row_dual: np.ndarray, col_dual: np.ndarray) -> tuple[int, int]:
-        """Age the clique rows (zero dual, basic slack) and the columns (nonbasic, positive
-        reduced cost, not the seed's) of the last solve; delete those ``age`` rounds old."""
+    def prune(self, age: int, row_dual: np.ndarray, col_dual: np.ndarray,
+              base: bool = True) -> tuple[int, int]:
+        """Age the clique rows, and with ``base`` the memory and exclusive rows (zero dual,
+        basic slack), and the columns (nonbasic, positive reduced cost, not the seed's) of the
+        last solve; delete those ``age`` rounds old."""
         basis = self.h.getBasis()
+        # (each access to ``row_status`` copies the whole vector: read it once)
+        row_status = np.array([s == self.kBasic for s in basis.row_status], bool)
+        dead_base = []
+        if base:
+            for rows, gone, ages in ((self.mem_row, self.mem_gone, self.mem_age),
+                                     (self.exc_row, self.exc_gone, self.exc_age)):
+                taus = np.flatnonzero(rows >= 0)
+                r = rows[taus]
+                idle_b = row_status[r] & (np.abs(row_dual[r]) <= 1e-12)
+                ages[taus] = np.where(idle_b, ages[taus] + 1, 0)
+                drop = taus[ages[taus] >= age]
+                dead_base.append(rows[drop])
+                rows[drop] = -1
+                gone[drop] = True
+                ages[drop] = 0
         live = np.flatnonzero(self.cut_row >= 0)
         rows = self.cut_row[live]
-        # (each access to ``row_status`` copies the whole vector: read it once)
-        row_status = basis.row_status
-        rbasic = np.array([row_status[r] == self.kBasic for r in rows.tolist()], bool)
+        rbasic = row_status[rows]
         idle = rbasic & (np.abs(row_dual[rows]) <= 1e-12)
         self.cut_age[live] = np.where(idle, self.cut_age[live] + 1, 0)
         drop_rows = live[self.cut_age[live] >= age]
@@ -322,8 +407,8 @@ class _Master:
         idle_c = ~cbasic & (col_dual > 1e-9) & ~self.seed
         self.col_age = np.where(idle_c, self.col_age + 1, 0)
         drop_cols = np.flatnonzero(self.col_age >= age)
-        if drop_rows.size:
-            dead = np.sort(self.cut_row[drop_rows])
+        dead = np.sort(np.concatenate([self.cut_row[drop_rows], *dead_base]))
+        if dead.size:
             self.h.deleteRows(dead.size, dead.astype(np.int32))
             self.cut_row[drop_rows] = -1
             self.cut_age[drop_rows] = 0
@@ -542,6 +627,7 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
              smoothing: float = 0.8, prune: int = 3, two_phase: bool = False,
              spread: bool = False, cap: bool = True,
              ascent: int = 0, smooth_cols: int = 1, full: bool = False,
+             prune_base: bool = True,
              cpu_limit: float | None = None) -> TIBoundResult:
     """The strengthened time-indexed lower bound of the module docstring.
 
@@ -561,6 +647,9 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
     ``smooth_cols``: columns per request priced at the smoothed multipliers (with
     ``cols_per_request=0`` only those, the master's own when they do not price out);
     ``full``: start the master with every column of every window (then only rows are generated).
+    ``prune_base``: ``prune`` deletes idle memory and exclusive rows too (else clique rows
+    only): on six paper-size Fig. 2 trials a simplex iteration cost 8-29 % less and the bracket
+    after 20 CPU s was 0.1-0.8 % narrower on all six.
     ``cpu_limit``: for studies of speed only, also stop after the first round that ends past
     that many CPU seconds (the result then depends on the machine; the book and the tests limit
     by ``rounds``).
@@ -658,16 +747,18 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
         # (two-phase rounds separate after the primal re-solve instead, when columns come in)
         cuts = _separate(inst, master.ci, master.ck, x, qs, max_cuts, master.active_cuts,
                          1e-6) if max_cuts and not (two_phase and negative) else []
+        base = master.separate_base(x)
         prof["separate"] += clock() - t
-        if not negative and not cuts:
+        if not negative and not cuts and not any(b.size for b in base):
             converged = True
             cpu.append(clock() - cpu0)
             break
         if prune:
             t = clock()
-            master.prune(prune, y, dj)
+            master.prune(prune, y, dj, base=prune_base)
             prof["prune"] += clock() - t
         t = clock()
+        master.add_base_rows(*base)
         added = master.add_columns(new_i, a[new_i] + new_k)
         prof["build"] += clock() - t
         if two_phase:
@@ -684,7 +775,7 @@ def ti_bound(inst: Instance, upper_starts=None, *, rounds: int = 60, qs=(2, 3),
             t = clock()
             master.add_cuts(cuts)
             prof["build"] += clock() - t
-            if cuts:
+            if cuts or any(b.size for b in base):     # new rows: a dual re-solve
                 t = clock()
                 master.solve(1)
                 prof["lp"] += clock() - t
