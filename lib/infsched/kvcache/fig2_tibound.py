@@ -43,7 +43,7 @@ def tibound_trials(scale: str = "default", seed: int = 0) -> list[tuple[int, int
     return out
 
 
-@results_version(1, volatile=("cpu_seconds",))
+@results_version(2, volatile=("cpu_seconds",))
 def fig2_bound_point(model: int, trial: int, seed: int, lo: int, hi: int, rounds: int) -> dict:
     """The strengthened time-indexed bound on one trial of :func:`fig2` (the same instance),
     after ``rounds`` rounds, started from the local search's schedule (the one :func:`fig2`'s
