@@ -24,7 +24,7 @@ __all__ = ["TIBOUND_ROUNDS", "tibound_trials", "fig2_bound_point", "fig2_bounds"
 #: rounds of column and row generation per trial (a count, so the bound does not depend on the
 #: machine): a median 20 CPU s on the paper-size Model 1 trials (n = 40-60) and 23 s on Model
 #: 2's, up to 56 s on its largest (n = 80-95), one process per core
-TIBOUND_ROUNDS = 150
+TIBOUND_ROUNDS = 200
 
 
 def tibound_trials(scale: str = "default", seed: int = 0) -> list[tuple[int, int]]:
