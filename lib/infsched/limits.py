@@ -225,7 +225,7 @@ def warn_long(what: str, seconds: float, *, threshold: float = 3600.0) -> None:
 #: started (README, book/guide.md; measured on the quiet 2-core machine at b292ce6, the head to
 #: head again at 64648b6 after its RAMSIS contender moved to the RAMSIS chapter's load grid, the
 #: KV-cache chapter again with its time-indexed bound)
-DEFAULT_CPU_S: dict[str, float] = {"tad": 60.0, "ramsis": 235.0, "kvcache": 411.0, "kairos": 56.0,
+DEFAULT_CPU_S: dict[str, float] = {"tad": 60.0, "ramsis": 235.0, "kvcache": 395.0, "kairos": 56.0,
                                    "shepherd": 155.0, "profiling": 145.0, "headtohead": 264.0}
 #: when they were measured (said in every estimate); a chapter re-measured later has its own date
 MEASURED_ON = "2026-11-26"
@@ -250,7 +250,7 @@ def _measured(cpu_s: float, wall_s: float, extra: str = "") -> tuple[float, floa
 #: ``infsched run CHAPTER`` with every sweep point served by the store, on the quiet machine
 #: (README's table; measured on :data:`STORE_RENDER_ON`)
 STORE_RENDER_S: dict[str, tuple[float, float]] = {
-    "tad": (13.0, 13.0), "ramsis": (22.0, 22.0), "kvcache": (43.0, 41.0), "kairos": (24.0, 23.0),
+    "tad": (13.0, 13.0), "ramsis": (22.0, 22.0), "kvcache": (33.0, 34.0), "kairos": (24.0, 23.0),
     "shepherd": (35.0, 35.0), "headtohead": (33.0, 33.0)}
 STORE_RENDER_ON = "2026-11-26"
 #: a chapter re-measured later, with its own date
@@ -261,8 +261,8 @@ PAPER_S: dict[str, tuple[float, float, str]] = {
                      "with a streaming kernel since made 1.6x faster)"),
     "ramsis": _measured(2768.4, 1574.0, "; 4.8 GB peak when built alone on 2026-11-26"),
     # the regeneration's 538.9 CPU s and 306.2 s wall, plus the time-indexed bound built onto the
-    # stored points on 2026-11-29 (2,310.1 + 59.5 CPU s, 1,209.6 + 59.3 s wall)
-    "kvcache": (1575.1, 2908.5, "2,909 CPU s and 26 min wall on 2 cores, measured: the results "
+    # stored points on 2026-11-29 (200 rounds: 2,471.8 CPU s, 1,272.2 s wall)
+    "kvcache": (1578.4, 3010.7, "3,011 CPU s and 26 min wall on 2 cores, measured: the results "
                 f"store's regeneration from empty ({REGENERATED_ON}, README; Fig. 2's 400 paper-size "
                 "trials with the local search, no CP-SAT, no LP at these sizes: "
                 "kvcache/scales.py) and the time-indexed bound on 100 of those trials and the "

@@ -22,8 +22,9 @@ __all__ = ["TIBOUND_ROUNDS", "tibound_trials", "fig2_bound_point", "fig2_bounds"
 
 
 #: rounds of column and row generation per trial (a count, so the bound does not depend on the
-#: machine): a median 20 CPU s on the paper-size Model 1 trials (n = 40-60) and 23 s on Model
-#: 2's, up to 56 s on its largest (n = 80-95), one process per core
+#: machine): a median 22 CPU s on the paper-size Model 1 trials (n = 40-60) and 23 s on Model
+#: 2's, up to 40 and 60 s on the largest (Model 2's n reaches 93), one process per core; later
+#: rounds cost more than early ones (150 rounds took a median 12 and 14 s)
 TIBOUND_ROUNDS = 200
 
 
