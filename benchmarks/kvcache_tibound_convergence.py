@@ -1,12 +1,13 @@
 """How far the time-indexed bound on KV-cache Fig. 2's trials is from its own limit: on paper-size
 trials of both arrival models, :func:`infsched.kvcache.tibound.ti_bound` run well past the book's
-150 rounds, the bracket (the local search's schedule over the bound) read at fixed CPU seconds,
+200 rounds, the bracket (the local search's schedule over the bound) read at fixed CPU seconds,
 beside the restricted master LP's last value and whether the generation converged (then the bound
 is the LP optimum with every column and every row of the three families: what this relaxation
 can give at any budget).
 
     PYTHONPATH=lib .venv/bin/python benchmarks/kvcache_tibound_convergence.py \\
-        --trials 1:3,1:10,1:28,2:19,2:150,2:62 --cpu 240 --out benchmarks/results/kvcache_tibound_convergence.csv
+        --trials 1:3,1:10,1:28,2:19,2:150,2:62 --cpu 240 \\
+        --out benchmarks/results/kvcache_tibound_convergence.csv
 
 A study of speed, so it stops by CPU seconds (``ti_bound``'s ``cpu_limit``): its numbers depend
 on the machine and its load, and nothing in the book or the tests reads them. One process per

@@ -86,10 +86,11 @@ its right side at that round; new columns do not bring it back). A deleted row's
 the master's solution then satisfies every row, deleted or not, and its duals, 0 on the deleted
 rows, price no column out, so the pair is optimal for the whole LP. (On a paper-size trial of
 Arrival Model 1 after 150 rounds, 87 of the master's 555 memory rows and none of its 555 exclusive
-rows had a nonzero dual, and the memory rows held half the master's nonzeros.) Deleting basic slacks and nonbasic columns leaves HiGHS's basis valid, so every
-re-solve is warm. New columns keep the last basis primal feasible, so they are solved with the
-primal simplex, and new rows keep it dual feasible, so they are solved with the dual simplex (two
-warm solves a round instead of one solve from a basis that is neither). Pricing also runs at the
+rows had a nonzero dual, and the memory rows held half the master's nonzeros.) Deleting basic
+slacks and nonbasic columns leaves HiGHS's basis valid, so every re-solve is warm. New columns
+keep the last basis primal feasible, so they are solved with the primal simplex, and new rows
+keep it dual feasible, so they are solved with the dual simplex (two warm solves a round instead
+of one solve from a basis that is neither). Pricing also runs at the
 smoothed multipliers ``α·(best so far) + (1 − α)·(master's)`` (Wentges' smoothing), which damps
 the oscillation of the time-indexed duals; its columns join the master and its ``L`` counts.
 """
