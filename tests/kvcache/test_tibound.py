@@ -169,10 +169,11 @@ def test_no_idle_horizon():
 @pytest.mark.parametrize("options", [dict(prune=1), dict(two_phase=True), dict(spread=True),
                                      dict(smoothing=0.0), dict(cap=False), dict(ascent=10),
                                      dict(cols_per_request=0, smooth_cols=3), dict(full=True),
-                                     dict(prune=2, two_phase=True, spread=True, smoothing=0.5)])
+                                     dict(prune=2, two_phase=True, spread=True, smoothing=0.5),
+                                     dict(prune_base=False), dict(prune=1, two_phase=True)])
 def test_options_keep_the_bound_valid(options):
     """Property, for each way of keeping the master small or its duals steady (pruning idle
-    rows and columns, two-phase re-solves, spread pricing, smoothing, pricing at the smoothed
+    rows and columns, or clique rows and columns only, two-phase re-solves, spread pricing, smoothing, pricing at the smoothed
     point only, the horizon cap, subgradient ascent, every column from the start): after any
     number of rounds the bound is at most every one of 20 feasible schedules and the brute-force
     optimum, and when it converges it reaches the same LP optimum as the default (the rows and
