@@ -30,22 +30,26 @@ def test_raised_bounds_touch_only_the_subset():
                        "best": [100.0, 100.0, 90.0], "lower_bound": [80.0, 80.0, 70.0],
                        "ratio_hi": [1.5, 1.375, 90 / 70], "certified": False,
                        "mcsf_optimal": False})
-    fb = pd.DataFrame({"model": [1, 2], "trial": [1, 0], "lower_ti": [99.2, 60.0]})
+    fb = pd.DataFrame({"model": [1, 2], "trial": [1, 0], "lower_ti": [99.2, 60.0],
+                       "best_ils": [100.0, 88.0]})
     out = ex.fig2_with_tibound(f2, fb)
     assert list(out["lower_bound"]) == [80.0, 99.2, 70.0]      # a weaker bound never lowers one
+    assert list(out["best"]) == [100.0, 100.0, 88.0]           # a better schedule lowers best
     assert out["tibound"].tolist() == [False, True, True]
     assert out["ratio_hi"].tolist() == pytest.approx([1.5, 110 / 99.2, 90 / 70])
+    assert out["ratio_lo"].tolist() == pytest.approx([1.2, 1.1, 90 / 88])
     # 99.2 rounds up to 100 = best: an integer latency proves the schedule optimal
     assert out["certified"].tolist() == [False, True, False]
     assert out["mcsf_optimal"].tolist() == [False, False, False]
     assert np.array_equal(f2["lower_bound"], [80.0, 80.0, 70.0])   # the input is left alone
+    assert np.array_equal(f2["best"], [100.0, 100.0, 90.0])
 
 
 def test_every_stored_bound_is_below_the_stored_schedules():
     """The committed store's time-indexed bounds (the paper-scale chapter's: Fig. 2's subset and
     the certified small trials), each against the best schedule stored for the same trial by
-    Fig. 2's own point (the local search's; on the small trials the optimum HiGHS certified)
-    and against the schedule it started from. Reads the store only: no bound is recomputed here
+    Fig. 2's own point (the local search's; on the small trials the optimum HiGHS certified),
+    the local search's and the iterated search's it stores itself. Reads the store only: no bound is recomputed here
     (tests/test_store_sample.py recomputes a sample)."""
     from infsched import store
 
@@ -64,7 +68,11 @@ def test_every_stored_bound_is_below_the_stored_schedules():
         v = e.value
         assert k in best, k
         for b in ("ti_bound", "dff_bound"):
-            assert v[b] <= min(best[k], v["upper"]) * (1 + 1e-9), (k, b, v[b], best[k])
+            assert v[b] <= min(best[k], v["upper"], v["ils"]) * (1 + 1e-9), (k, b, v[b], best[k])
+        assert v["ils"] <= v["upper"]          # its first descent is the local search
+        is_small = (e.params["lo"], e.params["hi"]) in (sc.fig2_small_n, sc.fig2_small_T)
+        if is_small:
+            assert v["ils"] >= best[k]         # a schedule is never below the certified optimum
         paper += (e.params["lo"], e.params["hi"]) == sc.fig2_sizes
-        small += (e.params["lo"], e.params["hi"]) in (sc.fig2_small_n, sc.fig2_small_T)
+        small += is_small
     assert paper == 2 * sc.fig2_tibound_trials and small > 0
