@@ -39,6 +39,7 @@ from infsched.kvcache.fig2 import (
     reading_instance,
 )
 from infsched.kvcache.fig2_tibound import (
+    ILS_KICKS,
     TIBOUND_ROUNDS,
     claims_fig2_bounds,
     fig2_bound_point,
@@ -106,7 +107,7 @@ __all__ = ["SCALES", "ALGORITHMS", "DEMANDS", "M_LLAMA", "PAPER_RANGES", "READIN
            "Scale", "get_scale", "stand_in", "TABLE1_MCSF_S", "TRACE_N", "PAPER_SIZES", "DATASET_SIZE",
            "FIG2_PAPER", "FIG2_PAPER_TRIALS", "fig2_point", "fig2_setting", "run_point",
            "TAB1_QUANTITIES", "fig2_bounds", "claims_fig2_bounds", "fig2_bound_point",
-           "tibound_trials", "TIBOUND_ROUNDS", "fig2_with_tibound", "small_bounds"]
+           "tibound_trials", "TIBOUND_ROUNDS", "ILS_KICKS", "fig2_with_tibound", "small_bounds"]
 
 
 def _needs_kappa(fn, name: str | None = None):
