@@ -46,7 +46,7 @@ def tibound_trials(scale: str = "default", seed: int = 0) -> list[tuple[int, int
 
 #: kicks of the iterated local search per trial (:func:`~infsched.kvcache.improve.iterated_search`,
 #: a count): on six paper-size trials 100 kicks lowered the local search's total latency by
-#: 0.9-1.5 % at 4-11 CPU s, 25 kicks by 0.5-1.6 % at 1-3 s
+#: 1.1-1.7 % at 4-12 CPU s, 25 kicks by 0.9-1.7 % at 1-3 s (``benchmarks/kvcache_search.py``)
 ILS_KICKS = 100
 
 

@@ -21,7 +21,8 @@ pipeline it supplies CP-SAT's hint and the window of the exact program
 
 :func:`iterated_search` restarts that descent from random perturbations of its best order
 (iterated local search): on six of Fig. 2's paper-size trials, 100 restarts found schedules
-0.9-1.5 % better than one descent, and the time-indexed bound's brackets rest on them
+1.1-1.7 % better than one descent, nearly all of it within the first 25
+(``benchmarks/kvcache_search.py``), and the time-indexed bound's brackets rest on them
 (:mod:`~infsched.kvcache.fig2_tibound`).
 """
 
@@ -69,12 +70,6 @@ def _fit(i, a, s, o, M, mem):
 
 
 @nb.njit(cache=True)
-def _ramp(i, p, s, o, mem, sign):
-    for j in range(1, o[i] + 1):
-        mem[p + j] += sign * (s[i] + j)
-
-
-@nb.njit(cache=True)
 def _place(order, a, s, o, M, mem, starts):
     """Serial generation: each request at its earliest fitting start; returns the TEL."""
     mem[:] = 0
@@ -82,7 +77,8 @@ def _place(order, a, s, o, M, mem, starts):
     for k in range(order.size):
         i = order[k]
         p = _fit(i, a, s, o, M, mem)
-        _ramp(i, p, s, o, mem, 1)
+        for j in range(1, o[i] + 1):
+            mem[p + j] += s[i] + j
         starts[i] = p
         total += p + o[i] - a[i]
     return total
