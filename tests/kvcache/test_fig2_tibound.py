@@ -28,6 +28,7 @@ def test_subset_is_seeded_and_sized_by_the_scale():
 def test_raised_bounds_touch_only_the_subset():
     f2 = pd.DataFrame({"model": [1, 1, 2], "trial": [0, 1, 0], "tel_mcsf": [120.0, 110.0, 90.0],
                        "best": [100.0, 100.0, 90.0], "lower_bound": [80.0, 80.0, 70.0],
+                       "nonoptimal": [True, True, False],
                        "ratio_hi": [1.5, 1.375, 90 / 70], "certified": False,
                        "mcsf_optimal": False})
     fb = pd.DataFrame({"model": [1, 2], "trial": [1, 0], "lower_ti": [99.2, 60.0],
@@ -38,6 +39,7 @@ def test_raised_bounds_touch_only_the_subset():
     assert out["tibound"].tolist() == [False, True, True]
     assert out["ratio_hi"].tolist() == pytest.approx([1.5, 110 / 99.2, 90 / 70])
     assert out["ratio_lo"].tolist() == pytest.approx([1.2, 1.1, 90 / 88])
+    assert out["nonoptimal"].tolist() == [True, True, True]   # 88 < 90 proves MC-SF not optimal
     # 99.2 rounds up to 100 = best: an integer latency proves the schedule optimal
     assert out["certified"].tolist() == [False, True, False]
     assert out["mcsf_optimal"].tolist() == [False, False, False]

@@ -143,9 +143,9 @@ def fig2_with_tibound(f2: pd.DataFrame, fb: pd.DataFrame) -> pd.DataFrame:
     """``f2`` (rows of :func:`~infsched.kvcache.fig2.fig2`) with each trial's lower bound raised
     to the best one known and its best schedule lowered to the best one found:
     :func:`fig2_bounds`' ``lower_ti`` and ``best_ils`` on its trials, the row's own elsewhere
-    (``tibound``: which trials got them); ``ratio_lo``, ``ratio_hi``, ``certified`` and
-    ``mcsf_optimal`` follow them (latencies are integers, so a bound within 1 of the best schedule proves it
-    optimal). Every bound is valid on its own trial, so the upper brackets stay upper bounds on
+    (``tibound``: which trials got them); ``ratio_lo``, ``nonoptimal``, ``ratio_hi``,
+    ``certified`` and ``mcsf_optimal`` follow them (latencies are integers, so a bound within 1 of
+    the best schedule proves it optimal). Every bound is valid on its own trial, so the upper brackets stay upper bounds on
     each trial's true ratio."""
     out = f2.copy()
     merged = out.merge(fb[["model", "trial", "lower_ti", "best_ils"]], on=["model", "trial"],
@@ -155,6 +155,7 @@ def fig2_with_tibound(f2: pd.DataFrame, fb: pd.DataFrame) -> pd.DataFrame:
     out["lower_bound"] = lower
     out["best"] = np.fmin(out["best"].to_numpy(float), merged["best_ils"].to_numpy(float))
     out["ratio_lo"] = out["tel_mcsf"] / out["best"]
+    out["nonoptimal"] = out["best"] < out["tel_mcsf"]
     out["ratio_hi"] = out["tel_mcsf"] / lower
     out["certified"] = np.ceil(lower - 1e-6) >= out["best"]
     out["mcsf_optimal"] = out["certified"] & (out["best"] == out["tel_mcsf"])
@@ -167,7 +168,8 @@ def small_bounds(f2s: pd.DataFrame, *, n_jobs: int | None = None, cache=None,
     study (rows of :func:`~infsched.kvcache.fig2.fig2_small` whose optimum is proven), beside
     the optimum and the local search's schedule: ``opt_over_bound`` is how far the bound is
     below the optimum, ``local_over_opt`` how far the local search (the schedule the paper-size
-    brackets rest on) is above it, ``ils_over_opt`` the iterated search. Together they say, where the truth is known, how a bracket's
+    brackets rest on) is above it, ``ils_over_opt`` the iterated search. Together they say, where
+    the truth is known, how a bracket's
     width splits between bound and schedule."""
     d = f2s[f2s["certified"]]
     pts = [dict(model=int(r["model"]), trial=int(r["trial"]), seed=int(r["seed"]), lo=int(r["lo"]),
