@@ -52,18 +52,17 @@ def _move(order, x, y):
 
 
 @nb.njit(cache=True)
-def _fit(i, a, s, o, M, mem):
-    """The earliest start ``p ≥ a_i`` at which request ``i``'s ramp fits on ``mem``. When the
-    ramp does not fit at ``p`` because round ``τ = p + j`` would hold ``mem[τ] + s_i + j > M``,
-    no start ``p' < τ − max(0, M − s_i − mem[τ])`` fits either (round ``τ`` is then in its ramp,
-    at step ``τ − p' > M − s_i − mem[τ]``), so the scan jumps there."""
-    p = a[i]
+def _fit(p, si, oi, M, mem):
+    """The earliest start ``≥ p`` at which a ramp ``si + 1 … si + oi`` fits on ``mem``. When it
+    does not fit at ``p`` because round ``τ = p + j`` would hold ``mem[τ] + si + j > M``, no start
+    ``p' < τ − max(0, M − si − mem[τ])`` fits either (round ``τ`` is then in its ramp, at step
+    ``τ − p' > M − si − mem[τ]``), so the scan jumps there."""
     while True:
         fits = True
-        for j in range(1, o[i] + 1):
-            if mem[p + j] + s[i] + j > M:
+        for j in range(1, oi + 1):
+            if mem[p + j] + si + j > M:
                 fits = False
-                p += j - max(0, M - s[i] - mem[p + j])
+                p += j - max(0, M - si - mem[p + j])
                 break
         if fits:
             return p
@@ -76,7 +75,7 @@ def _place(order, a, s, o, M, mem, starts):
     total = 0
     for k in range(order.size):
         i = order[k]
-        p = _fit(i, a, s, o, M, mem)
+        p = _fit(a[i], s[i], o[i], M, mem)
         for j in range(1, o[i] + 1):
             mem[p + j] += s[i] + j
         starts[i] = p

@@ -52,7 +52,7 @@ import numba as nb
 import numpy as np
 
 from infsched.errors import require
-from infsched.kvcache.improve import _move
+from infsched.kvcache.improve import _fit, _move
 from infsched.kvcache.model import Instance
 
 __all__ = ["OnlineRun", "replan", "replan_run"]
@@ -67,16 +67,7 @@ def _place(order, s, o, M, mem, starts, monotone):
     prev = 0
     for k in range(order.size):
         i = order[k]
-        p = prev if monotone else 0
-        while True:
-            fits = True
-            for j in range(1, o[i] + 1):
-                if mem[p + j] + s[i] + j > M:
-                    fits = False
-                    break
-            if fits:
-                break
-            p += 1
+        p = _fit(prev if monotone else 0, s[i], o[i], M, mem)
         for j in range(1, o[i] + 1):
             mem[p + j] += s[i] + j
         starts[i] = p
