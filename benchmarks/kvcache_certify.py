@@ -1,4 +1,4 @@
-"""Where the KV-cache bracket's width lies between n = 12 and 30 requests: on seeded instances of
+"""Where the KV-cache bracket's width lies at sizes of 12 to 30 requests: on seeded instances of
 both arrival models, the local search's schedule, the iterated local search's (the schedule the
 book's paper-size brackets use), the time-indexed bound
 (:func:`infsched.kvcache.tibound.ti_bound`) and branch and bound on the strengthened program
