@@ -170,7 +170,8 @@ def test_no_idle_horizon():
                                      dict(smoothing=0.0), dict(cap=False), dict(ascent=10),
                                      dict(cols_per_request=0, smooth_cols=3), dict(full=True),
                                      dict(prune=2, two_phase=True, spread=True, smoothing=0.5),
-                                     dict(prune_base=False), dict(prune=1, two_phase=True)])
+                                     dict(prune_base=False), dict(prune=1, two_phase=True),
+                                     dict(max_cuts=30, polish=0)])
 def test_options_keep_the_bound_valid(options):
     """Property, for each way of keeping the master small or its duals steady (pruning idle
     rows and columns, or clique rows and columns only, two-phase re-solves, spread pricing, smoothing, pricing at the smoothed
@@ -189,6 +190,30 @@ def test_options_keep_the_bound_valid(options):
         full, ref = ti_bound(inst, rounds=200, **options), ti_bound(inst, rounds=200)
         if full.converged and ref.converged:
             assert full.bound == pytest.approx(ref.bound, rel=1e-6, abs=1e-6)
+
+
+def test_polish_reaches_the_lp_over_the_masters_rows():
+    """The column-only phase: after a few rounds that leave rows to add, it stops only when no
+    column prices out, and then (with no row ever deleted) the bound is the master's LP value,
+    the LP over every column and the master's rows; that LP has fewer rows than the whole one,
+    so the bound stays at most the converged bound, and the rounds before it are the same as
+    without it."""
+    rng = np.random.default_rng(17)
+    seen = 0
+    for _ in range(12):
+        inst = _random_instance(rng, 4, 7)
+        k = int(rng.integers(1, 6))
+        r = ti_bound(inst, rounds=k, prune=0, polish=500)
+        r0 = ti_bound(inst, rounds=k, prune=0, polish=0)
+        assert r.history[:len(r0.history)] == r0.history
+        ref = ti_bound(inst, rounds=500, polish=0)
+        assert ref.converged
+        assert r.bound <= ref.bound + 1e-6 * max(1.0, ref.bound)
+        if not r.converged:
+            assert r.polished
+            assert r.bound == pytest.approx(r.lp_value, rel=1e-6, abs=1e-6)
+            seen += 1
+    assert seen >= 3
 
 
 @pytest.mark.parametrize("trial", range(1, 5))
@@ -222,3 +247,5 @@ def test_bad_parameters():
         ti_bound(inst, ascent=-2)
     with pytest.raises(ConfigError, match="smoothing"):
         ti_bound(inst, smoothing=1.0)
+    with pytest.raises(ConfigError, match="polish"):
+        ti_bound(inst, polish=-1)

@@ -17,15 +17,21 @@ from infsched.kvcache.scales import _code_version, get_scale
 from infsched.store import results_version
 from infsched.sweep import default_processes, point_seed, run_sweep
 
-__all__ = ["TIBOUND_ROUNDS", "ILS_KICKS", "tibound_trials", "fig2_bound_point", "fig2_bounds",
-           "claims_fig2_bounds", "fig2_with_tibound", "small_bounds"]
+__all__ = ["TIBOUND_ROUNDS", "TIBOUND_CUTS", "TIBOUND_POLISH", "ILS_KICKS", "tibound_trials",
+           "fig2_bound_point", "fig2_bounds", "claims_fig2_bounds", "fig2_with_tibound",
+           "small_bounds"]
 
 
-#: rounds of column and row generation per trial (a count, so the bound does not depend on the
-#: machine): a median 22 CPU s on the paper-size Model 1 trials (n = 40-60) and 23 s on Model
-#: 2's, up to 40 and 60 s on the largest (Model 2's n reaches 93), one process per core; later
-#: rounds cost more than early ones (150 rounds took a median 12 and 14 s)
-TIBOUND_ROUNDS = 200
+#: rounds of column and row generation per trial, each adding up to :data:`TIBOUND_CUTS` clique
+#: rows, then up to :data:`TIBOUND_POLISH` column-only rounds (counts, so the bound does not depend
+#: on the machine; :func:`~infsched.kvcache.tibound.ti_bound`'s ``polish``): on five paper-size
+#: Model 2 trials near the median a median 14 CPU s (11-17 s) for a median bracket of 1.144, where
+#: 200 rounds of 30 rows and no polish took 18 s for 1.160
+TIBOUND_ROUNDS = 100
+#: clique rows added per round at most
+TIBOUND_CUTS = 100
+#: column-only rounds after the last round at most
+TIBOUND_POLISH = 30
 
 
 def tibound_trials(scale: str = "default", seed: int = 0) -> list[tuple[int, int]]:
@@ -50,13 +56,15 @@ def tibound_trials(scale: str = "default", seed: int = 0) -> list[tuple[int, int
 ILS_KICKS = 100
 
 
-@results_version(3, volatile=("cpu_seconds", "ils_cpu_seconds"))
-def fig2_bound_point(model: int, trial: int, seed: int, lo: int, hi: int, rounds: int) -> dict:
+@results_version(4, volatile=("cpu_seconds", "ils_cpu_seconds"))
+def fig2_bound_point(model: int, trial: int, seed: int, lo: int, hi: int, rounds: int,
+                     max_cuts: int = TIBOUND_CUTS, polish: int = TIBOUND_POLISH) -> dict:
     """The strengthened time-indexed bound on one trial of :func:`fig2` (the same instance),
-    after ``rounds`` rounds, beside the transformed-area bound (``relax.dff_bound``) and a
-    better schedule: the iterated local search (:data:`ILS_KICKS` kicks, seeded by the trial)
-    from MC-SF's schedule, whose first descent is :func:`fig2`'s local search, so ``ils`` is
-    never above ``upper`` (that search's total latency). The bound starts from the better
+    after ``rounds`` rounds of up to ``max_cuts`` rows and ``polish`` column-only rounds, beside
+    the transformed-area bound (``relax.dff_bound``) and a better schedule: the iterated local
+    search (:data:`ILS_KICKS` kicks, seeded by the trial) from MC-SF's schedule, whose first
+    descent is :func:`fig2`'s local search, so ``ils`` is never above ``upper`` (that search's
+    total latency). The bound starts from the better
     schedule (its columns seed the master, its waiting time sets the window).
     ``cpu_seconds`` is the bound's, ``ils_cpu_seconds`` the iterated search's."""
     import time
@@ -72,11 +80,12 @@ def fig2_bound_point(model: int, trial: int, seed: int, lo: int, hi: int, rounds
     better, _ = iterated_search(inst, start, kicks=ILS_KICKS, seed=[seed, model, trial])
     ils_cpu = time.process_time() - c0
     c0 = time.process_time()
-    r = ti_bound(inst, better, rounds=rounds)
+    r = ti_bound(inst, better, rounds=rounds, max_cuts=max_cuts, polish=polish)
     cpu = time.process_time() - c0
     return {"n": inst.n, "upper": check_schedule(inst, upper).tel,
             "ils": check_schedule(inst, better).tel, "dff_bound": dff_bound(inst),
             "ti_bound": r.bound, "ti_rounds": r.rounds, "ti_converged": r.converged,
+            "ti_polished": r.polished,
             "cpu_seconds": cpu, "ils_cpu_seconds": ils_cpu}
 
 
@@ -102,7 +111,8 @@ def fig2_bounds(f2: pd.DataFrame, scale: str = "default", seed: int = 0, *,
     within 1 of it proves it optimal)."""
     sc = get_scale(scale)
     lo, hi = sc.fig2_sizes
-    pts = [dict(model=m, trial=t, seed=int(seed), lo=lo, hi=hi, rounds=TIBOUND_ROUNDS)
+    pts = [dict(model=m, trial=t, seed=int(seed), lo=lo, hi=hi, rounds=TIBOUND_ROUNDS,
+                max_cuts=TIBOUND_CUTS, polish=TIBOUND_POLISH)
            for m, t in tibound_trials(scale, seed)]
     b = run_sweep(fig2_bound_point, pts, cache_dir=cache, n_jobs=default_processes(n_jobs),
                   progress=progress, version=_tibound_version())
@@ -173,7 +183,8 @@ def small_bounds(f2s: pd.DataFrame, *, n_jobs: int | None = None, cache=None,
     width splits between bound and schedule."""
     d = f2s[f2s["certified"]]
     pts = [dict(model=int(r["model"]), trial=int(r["trial"]), seed=int(r["seed"]), lo=int(r["lo"]),
-                hi=int(r["hi"]), rounds=TIBOUND_ROUNDS) for _, r in d.iterrows()]
+                hi=int(r["hi"]), rounds=TIBOUND_ROUNDS, max_cuts=TIBOUND_CUTS,
+                polish=TIBOUND_POLISH) for _, r in d.iterrows()]
     cols = ["model", "trial", "n", "best", "local_search"]
     if not pts:
         return pd.DataFrame(columns=[*cols, "ti_bound", "ti_converged", "ils", "opt_over_bound",
