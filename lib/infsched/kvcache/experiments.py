@@ -40,6 +40,8 @@ from infsched.kvcache.fig2 import (
 )
 from infsched.kvcache.fig2_tibound import (
     ILS_KICKS,
+    TIBOUND_CUTS,
+    TIBOUND_POLISH,
     TIBOUND_ROUNDS,
     claims_fig2_bounds,
     fig2_bound_point,
@@ -107,7 +109,8 @@ __all__ = ["SCALES", "ALGORITHMS", "DEMANDS", "M_LLAMA", "PAPER_RANGES", "READIN
            "Scale", "get_scale", "stand_in", "TABLE1_MCSF_S", "TRACE_N", "PAPER_SIZES", "DATASET_SIZE",
            "FIG2_PAPER", "FIG2_PAPER_TRIALS", "fig2_point", "fig2_setting", "run_point",
            "TAB1_QUANTITIES", "fig2_bounds", "claims_fig2_bounds", "fig2_bound_point",
-           "tibound_trials", "TIBOUND_ROUNDS", "ILS_KICKS", "fig2_with_tibound", "small_bounds"]
+           "tibound_trials", "TIBOUND_ROUNDS", "TIBOUND_CUTS", "TIBOUND_POLISH", "ILS_KICKS",
+           "fig2_with_tibound", "small_bounds"]
 
 
 def _needs_kappa(fn, name: str | None = None):

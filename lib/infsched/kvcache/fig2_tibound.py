@@ -24,9 +24,11 @@ __all__ = ["TIBOUND_ROUNDS", "TIBOUND_CUTS", "TIBOUND_POLISH", "ILS_KICKS", "tib
 
 #: rounds of column and row generation per trial, each adding up to :data:`TIBOUND_CUTS` clique
 #: rows, then up to :data:`TIBOUND_POLISH` column-only rounds (counts, so the bound does not depend
-#: on the machine; :func:`~infsched.kvcache.tibound.ti_bound`'s ``polish``): on five paper-size
-#: Model 2 trials near the median a median 14 CPU s (11-17 s) for a median bracket of 1.144, where
-#: 200 rounds of 30 rows and no polish took 18 s for 1.160
+#: on the machine; :func:`~infsched.kvcache.tibound.ti_bound`'s ``polish``). On the 50 paper-size
+#: trials per arrival model of :func:`tibound_trials`, one process per core: a median 13.5 CPU s
+#: (Model 1, n = 40-60; at most 23 s) and 15.3 s (Model 2, n up to 93; at most 34 s) for median
+#: brackets of 1.136 and 1.150, where 200 rounds of 30 rows and no polish took 20.0 and 22.1 s for
+#: 1.144 and 1.159 (``benchmarks/README.md`` compares the settings)
 TIBOUND_ROUNDS = 100
 #: clique rows added per round at most
 TIBOUND_CUTS = 100
@@ -38,9 +40,9 @@ def tibound_trials(scale: str = "default", seed: int = 0) -> list[tuple[int, int
     """The ``(model, trial)`` pairs that get the strengthened bound: per arrival model, the
     scale's ``fig2_tibound_trials`` of :func:`~infsched.kvcache.fig2.fig2`'s trials (all of them
     when it has fewer) drawn without replacement from a generator seeded by ``seed`` and the
-    model, fixed before any bound is computed. A subset, because at about 20 CPU s a paper-size
-    trial the bound on all 400 trials would cost 8,000 CPU s, fifteen times the rest of the
-    chapter's build."""
+    model, fixed before any bound is computed. A subset, because the bound and the iterated
+    search take some 25 CPU s a paper-size trial: all 400 trials would cost about 9,800 CPU s,
+    over three times the chapter's whole build (0.8 CPU-h)."""
     sc = get_scale(scale)
     k = min(sc.fig2_tibound_trials, sc.fig2_trials)
     out = []
