@@ -260,14 +260,13 @@ PAPER_S: dict[str, tuple[float, float, str]] = {
     "tad": _measured(4419.0, 2419.3, ", Figs. 9-10 at the paper's length (their 1,823 CPU s "
                      "with a streaming kernel since made 1.6x faster)"),
     "ramsis": _measured(2768.4, 1574.0, "; 4.8 GB peak when built alone on 2026-11-26"),
-    # the regeneration's 538.9 CPU s and 306.2 s wall, plus the time-indexed bound and the
-    # iterated search built onto the stored points on 2026-11-29 (200 rounds, 100 kicks: 3,280.4
-    # CPU s, 1,702.7 s wall)
-    "kvcache": (2008.9, 3819.3, "3,819 CPU s and 33 min wall on 2 cores, measured: the results "
-                f"store's regeneration from empty ({REGENERATED_ON}, README; Fig. 2's 400 paper-size "
-                "trials with the local search, no CP-SAT, no LP at these sizes: "
-                "kvcache/scales.py) and the time-indexed bound and iterated search on 100 of "
-                "those trials and the 80 small ones, built onto it on 2026-11-29"),
+    # built alone from empty by `infsched results build kvcache` on the quiet machine, after the
+    # time-indexed bound and iterated search joined it (2,998.7 CPU s, 1,546.6 s wall)
+    "kvcache": (1546.6, 2998.7, "2,999 CPU s and 26 min wall on 2 cores, measured: the chapter's "
+                "results built alone from empty by the one command (2026-11-29, README; Fig. 2's "
+                "400 paper-size trials with the local search, no CP-SAT, no LP at these sizes: "
+                "kvcache/scales.py; the time-indexed bound and iterated search on 100 of those "
+                "trials and the 80 small ones)"),
     "kairos": _measured(1516.1, 794.1),
     "shepherd": _measured(1193.2, 645.9),
     "headtohead": _measured(3362.8, 1749.9),
