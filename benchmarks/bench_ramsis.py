@@ -22,6 +22,7 @@ Prints both tables and writes ``benchmarks/results/ramsis.json``.
 
     python benchmarks/bench_ramsis.py              # everything
     python benchmarks/bench_ramsis.py --variable   # the variable-batching rows only
+    python benchmarks/bench_ramsis.py --kernels    # dense against sparse kernel products
 """
 
 from __future__ import annotations
@@ -150,6 +151,50 @@ def sim_rows() -> list[dict]:
     return rows
 
 
+#: the kernel-product comparison's pools: the RAMSIS chapter's image pool near its capacity, and
+#: the head to head's largest pool (its plans for K = 256 were the costliest in its build)
+KERNEL_CASES = (("image", 60, 150.0, 3800.0), ("image", 60, 300.0, 2000.0), ("ramsis-image", 256, 150.0, 9600.0))
+
+
+def kernel_rows() -> list[dict]:
+    """One policy solve (value iteration and the stationary law) per case, with the kernel
+    products dense (the matrix as built) and in compressed sparse rows
+    (:attr:`~infsched.ramsis.worker.WorkerMDP.kernels_csr`, what the solver uses): CPU seconds
+    after the kernel build, whether the policy is the same, and how far the expectations moved.
+    One run, one process, each case's two solves back to back."""
+    import numpy as np
+
+    from infsched.ramsis import mdp
+    from infsched.ramsis.model import MDPConfig
+    from infsched.ramsis.model_sets import get_profile
+    from infsched.serving.contenders import _profile_obj
+
+    class Dense(mdp.WorkerMDP):
+        kernels_csr = property(lambda self: self.kernels)   # the products on the dense matrix
+
+    rows = []
+    for key, k, slo, load in KERNEL_CASES:
+        prof = _profile_obj(key) if key.startswith("ramsis-") else get_profile(key)
+        cfg = MDPConfig(slo, k, load, d=100)
+        dense = Dense(prof, cfg)
+        c0 = time.process_time()
+        d = mdp.solve(prof, dense)
+        td = time.process_time() - c0
+        density = float(np.count_nonzero(dense.kernels) / dense.kernels.size)
+        del dense
+        sparse = mdp.WorkerMDP(prof, cfg)
+        c0 = time.process_time()
+        c = mdp.solve(prof, sparse)                            # the conversion to CSR included
+        tc = time.process_time() - c0
+        rows.append({"pool": f"{key}, K = {k}, SLO {slo:g} ms, {load:g} QPS", "states": int(d.values.size),
+                     "density": density, "dense_cpu_s": td, "csr_cpu_s": tc, "ratio": td / tc,
+                     "same_policy": bool(np.array_equal(d.model, c.model) and np.array_equal(d.batch, c.batch)),
+                     "accuracy_diff": abs(d.expected_accuracy - c.expected_accuracy),
+                     "violation_diff": abs(d.expected_violation - c.expected_violation)})
+        print(f"  {rows[-1]['pool']}: dense {td:.1f} CPU s, CSR {tc:.1f} CPU s", flush=True)
+    return rows
+
+
 def main(only_variable: bool = False) -> dict:
     policies = policy_rows(only_variable)
     sims = [] if only_variable else sim_rows()
@@ -174,5 +219,14 @@ def main(only_variable: bool = False) -> dict:
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--row":
         print(json.dumps(_time_row(int(sys.argv[2]))))
+    elif sys.argv[1:] == ["--kernels"]:
+        kernels = kernel_rows()
+        print(f"{'pool':<48} {'density':>8} {'dense CPU s':>12} {'CSR CPU s':>10} {'ratio':>6} {'policy':>7}")
+        for r in kernels:
+            print(f"{r['pool']:<48} {r['density']:>8.3f} {r['dense_cpu_s']:>12.1f} {r['csr_cpu_s']:>10.1f} "
+                  f"{r['ratio']:>6.1f} {'same' if r['same_policy'] else 'DIFFERS':>7}")
+        RESULTS.with_name("ramsis_kernels.json").write_text(json.dumps(
+            {"benchmark": "ramsis kernel products", "python": platform.python_version(),
+             "machine": platform.machine(), "cases": kernels}, indent=2))
     else:
         main(only_variable="--variable" in sys.argv[1:])

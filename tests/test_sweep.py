@@ -106,6 +106,20 @@ def test_cost_runs_longest_first(tmp_path):
         run_sweep(logged, g, cache_dir=False, cost=3.0)
 
 
+def test_prepare_sees_only_the_points_to_compute(tmp_path):
+    log = tmp_path / "log"
+    g = [{"lam": lam, "log": str(log)} for lam in (1.0, 2.0, 3.0)]
+    seen = []
+    run_sweep(logged, g[:2], cache_dir=tmp_path / "cache", prepare=seen.append)
+    df = run_sweep(logged, g, cache_dir=tmp_path / "cache", n_jobs=2, prepare=seen.append)
+    assert seen == [g[:2], [g[2]]]                      # the cached ones are never prepared for
+    assert list(df["y"]) == [2.0, 4.0, 6.0]
+    run_sweep(logged, g, cache_dir=tmp_path / "cache", prepare=seen.append)
+    assert len(seen) == 2                               # nothing to compute: not called
+    with pytest.raises(ConfigError, match="prepare"):
+        run_sweep(logged, g, cache_dir=False, prepare="yes")
+
+
 def test_dataframe_results(tmp_path):
     c = tmp_path / "calls"
     df = run_sweep(table, [{"lam": 1.0, "counter": str(c)}, {"lam": 3.0, "counter": str(c)}],

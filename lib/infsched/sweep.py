@@ -543,6 +543,7 @@ def run_sweep(
     dask: Any = None,
     on_error: str = "raise",
     cost: Callable[[Mapping[str, Any]], float] | None = None,
+    prepare: Callable[[list[dict[str, Any]]], None] | None = None,
 ) -> pd.DataFrame:
     """Evaluate ``fn(**point)`` for each point of ``grid``; one DataFrame in grid order.
 
@@ -566,7 +567,10 @@ def run_sweep(
     then start longest first, so that on processes or a cluster no long point starts last while
     the other workers sit idle (the table is still in grid order). Local processes take
     one point at a time (joblib's automatic batching would group short points into batches
-    whose tail leaves a core idle).
+    whose tail leaves a core idle). ``prepare``: called once, in this process, with the points
+    about to be computed (never with ones loaded from the cache or the results store, and not
+    at all when there are none), before any of them starts: where points share a costly input,
+    the sweep's caller computes it there once instead of once per worker process.
     """
     require(callable(fn), "fn", fn, "must be callable")
     require(isinstance(grid, Sequence) and not isinstance(grid, (str, bytes)), "grid",
@@ -582,6 +586,8 @@ def run_sweep(
     require(cache_dir is None or cache_dir is False or isinstance(cache_dir, (str, os.PathLike)),
             "cache_dir", cache_dir, "must be a path, None (default cache) or False (no cache)")
     require(on_error in ON_ERROR, "on_error", on_error, "must be 'raise' or 'record'")
+    require(prepare is None or callable(prepare), "prepare", prepare,
+            "must be None or a function of the list of points to compute")
     _check_signature(fn, points)
     target = _dask_target(dask)
     record = on_error == "record"
@@ -616,6 +622,8 @@ def run_sweep(
         require(callable(cost), "cost", cost, "must be a function of a point returning a number")
         est = {i: float(cost(points[i])) for i in todo}
         todo.sort(key=lambda i: -est[i])          # longest first; ties keep grid order
+    if todo and prepare is not None:
+        prepare([dict(points[i]) for i in todo])
     if todo:
         estimate = estimate_points(folder, points, todo, None if target is not None else n_jobs) \
             if progress or (os.environ.get("INFSCHED_PROGRESS") and _in_kernel()) else None

@@ -5,6 +5,7 @@ constraint RAMSIS promises (it starts the batch its MDP policy prescribes)."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from infsched.errors import ConfigError
@@ -305,3 +306,36 @@ def test_the_contender_decides_like_the_ramsis_chapters_simulator():
     np.testing.assert_allclose(ours.finish, ref.completion, rtol=1e-12, atol=1e-9)
     s = ours.summary(warmup=0.0)
     assert 1.0 - s["attainment"].mean == pytest.approx(ref.violation_rate, abs=1e-12)
+
+
+def test_a_sweep_solves_each_ramsis_plan_once_and_its_points_read_them(tmp_path, monkeypatch):
+    """The head to head's sweep solves every RAMSIS plan its points need once, before they run
+    (``experiments._prefetch_plans``), and keeps it in the cache folder: the kept plan is the
+    solved one to the bit, each plan is kept once however many points and contenders need it,
+    and the points give the same table as points that solve their own plans (no cache)."""
+    from infsched.serving import contenders as ct
+
+    monkeypatch.setenv("INFSCHED_CACHE", str(tmp_path / "cache"))
+    nan = float("nan")
+    point = dict(workload="poisson", load=0.8, slo_ms=SLO, seed=5, n=3000, workers=60,
+                 profile="ramsis-image", interval_s=10.0, scale="smoke",
+                 runs=(("ramsis", 1.0, nan), ("ramsis", 0.8, nan), ("ramsis@mean", 1.0, nan),
+                       ("fastest", 1.0, nan)))
+    points = [dict(point), dict(point, seed=6)]
+    ct._ramsis_solution.cache_clear()
+    own = ex._sweep([dict(p) for p in points], 1, False, "smoke")
+    assert not (tmp_path / "cache").exists()            # no cache: nothing kept, plans solved here
+    ct._ramsis_solution.cache_clear()
+    kept = ex._sweep([dict(p) for p in points], 1, tmp_path / "sweep", "smoke")
+    pd.testing.assert_frame_equal(own, kept)
+    zoo = ex.load_zoo("ramsis-image")
+    rate = 0.8 * zoo.capacity_qps(60, SLO)
+    plans = {a for f, name in ((1.0, "ramsis"), (0.8, "ramsis"), (1.0, "ramsis@mean"))
+             for a in ct.ramsis_plans(name, zoo, 60, SLO * f, rate, "ramsis-image", "smoke")}
+    files = list((tmp_path / "cache").rglob("*.pkl"))
+    assert len(files) == len(plans) > 2
+    for a in plans:
+        assert ct._plan_path(*a[:5]) in files
+        for got, want in zip(ct._ramsis_solution(*a), ct._solve_plan(*a)):
+            np.testing.assert_array_equal(got, want)
+            assert got.dtype == want.dtype

@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
 from infsched.errors import require
 from infsched.ramsis.model import MDPConfig
@@ -77,14 +78,17 @@ def _stationary(mdp, action: np.ndarray, tol: float, max_iter: int) -> np.ndarra
     too slowly for power iteration)."""
     if not isinstance(mdp, WorkerMDP):
         return mdp.stationary(action)
-    K, S = mdp.cfg.workers, mdp.S
+    S = mdp.S
     u = mdp.tau_idx[np.arange(S), action]
+    # y[t] = Σ_{s: u_s = t} π_s · phase_s as one sparse product: each row of `by_tau` lists its
+    # states in ascending order, so the sums run in np.add.at's order (the same bits), faster
+    by_tau = sparse.csr_matrix((np.ones(S), (u, np.arange(S))), shape=(mdp.taus.size, S))
+    step = mdp.kernels_csr.T                                      # y · kernels, on the non-zeros
     pi = np.zeros(S)
     pi[mdp.grid.size - 1] = 1.0                                   # start in (1, SLO)
     for _ in range(max_iter):
-        y = np.zeros((mdp.taus.size, K))
-        np.add.at(y, u, pi[:, None] * mdp.phase)
-        nxt = 0.5 * (pi + y.reshape(-1) @ mdp.kernels)
+        y = by_tau @ (pi[:, None] * mdp.phase)
+        nxt = 0.5 * (pi + step @ y.reshape(-1))
         nxt /= nxt.sum()
         if np.abs(nxt - pi).sum() < tol:
             return nxt

@@ -337,7 +337,6 @@ class VariableMDP:
             self._blocks.append((u0, u1, carry, pairs))
         self._lu = None                                       # (action, factors) of the last policy
         self._q = None                                        # (V, Q) of the last q_values call
-        self._kern = None                                     # base.kernels as CSR, on first use
         self.build_seconds = time.perf_counter() - t0
 
     @property
@@ -409,14 +408,12 @@ class VariableMDP:
         K, N, J, S, M = self.cfg.workers, self.cfg.n_max, self.grid.size, self.S, self.M
         base = self.base
         action = np.asarray(action)
-        if self._kern is None:                                  # built once, on first use
-            self._kern = sparse.csr_matrix(base.kernels)
         rows = np.flatnonzero(action <= M)
         u = base.tau_idx[rows, action[rows]]
         parts, order = [], []
         for t in np.unique(u):
             r = rows[u == t]
-            parts.append(sparse.csr_matrix(base.phase[r]) @ self._kern[t * K:(t + 1) * K])
+            parts.append(sparse.csr_matrix(base.phase[r]) @ base.kernels_csr[t * K:(t + 1) * K])
             order.append(r)
         prow = np.flatnonzero(action > M)
         if prow.size:

@@ -150,18 +150,39 @@ def ramsis_policy(profile: str, workers: int, slo_ms: float, rate_qps: float, d:
     FLD grid of ``d`` steps, N = 32, maximal batching) for the rate ``rate_qps``; above the
     pool's capacity, where no policy exists, the policy for just below it. ``profile`` is a
     published profile's name, or any other profile with its ``zoo``
-    (:func:`~infsched.serving.experiments.load_zoo`). Cached per process."""
+    (:func:`~infsched.serving.experiments.load_zoo`). Cached per process, and read from the
+    cache folder where a head-to-head sweep solved it beforehand (:func:`prefetch_ramsis_plans`)."""
+    return _ramsis_solution(*_plan_args(profile, workers, slo_ms, rate_qps, d, zoo))
+
+
+def _plan_args(profile: str, workers: int, slo_ms: float, rate_qps: float, d: int,
+               zoo: Zoo | None) -> tuple:
+    """The arguments of :func:`_ramsis_solution` for :func:`ramsis_policy`'s: the rate capped
+    just below the pool's capacity and rounded, the zoo kept only for an unpublished profile."""
     from ..ramsis.model import capacity_qps
 
     zoo = None if profile in PROFILE_NAMES else zoo
-    prof = _profile_obj(profile, zoo)
-    plan = min(float(rate_qps), 0.999 * capacity_qps(prof, workers))
-    return _ramsis_solution(str(profile), int(workers), float(slo_ms), round(plan, 6), int(d), zoo)
+    plan = min(float(rate_qps), 0.999 * capacity_qps(_profile_obj(profile, zoo), workers))
+    return str(profile), int(workers), float(slo_ms), round(plan, 6), int(d), zoo
 
 
 @lru_cache(maxsize=512)
 def _ramsis_solution(profile: str, workers: int, slo_ms: float, rate: float, d: int,
                      zoo: Zoo | None = None):
+    """The plan from the cache folder where :func:`prefetch_ramsis_plans` left it, else solved
+    here (:func:`_solve_plan`)."""
+    path = _plan_path(profile, workers, slo_ms, rate, d)
+    if path is not None:
+        from ..cache import _load
+
+        got = _load(path)
+        if got is not None:
+            return got["grid"], got["model"], got["batch"]
+    return _solve_plan(profile, workers, slo_ms, rate, d, zoo)
+
+
+def _solve_plan(profile: str, workers: int, slo_ms: float, rate: float, d: int,
+                zoo: Zoo | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Relative value iteration to convergence; where it does not converge (on some measured
     profiles a flat stretch of ``l(m, b)`` makes the chain periodic, and the span of the update
     oscillates), the authors' artifact's rule: 100 undiscounted sweeps."""
@@ -174,6 +195,64 @@ def _ramsis_solution(profile: str, workers: int, slo_ms: float, rate: float, d: 
     except mdp.ConvergenceError:
         sol = mdp.solve(_profile_obj(profile, zoo), cfg, horizon=100, metrics=False)
     return (sol.grid, sol.model, sol.batch)
+
+
+@lru_cache(maxsize=1)
+def _solver_version() -> str:
+    """The hash of the RAMSIS solver's sources and profile tables (the RAMSIS chapter's own
+    cache version): a kept plan is read only by the code that computed it."""
+    from ..ramsis.points import _code_version
+
+    return _code_version()
+
+
+def _plan_path(profile: str, workers: int, slo_ms: float, rate: float, d: int):
+    """Where :func:`prefetch_ramsis_plans` keeps one plan in the cache folder
+    (:func:`~infsched.cache.default_cache_dir`); None for an unpublished profile, whose zoo
+    the key could not name."""
+    if profile not in PROFILE_NAMES:
+        return None
+    from ..cache import _safe_dirname, default_cache_dir, point_key
+
+    point = dict(profile=profile, workers=workers, slo_ms=slo_ms, rate=rate, d=d)
+    folder = default_cache_dir() / _safe_dirname(f"{_solve_plan.__module__}.{_solve_plan.__qualname__}")
+    return folder / f"{point_key(_solve_plan, point, _solver_version())}.pkl"
+
+
+def _keep_plan(args: tuple) -> None:
+    from ..cache import _save
+
+    grid, model, batch = _solve_plan(*args)
+    _save(_plan_path(*args[:5]), {"grid": grid, "model": model, "batch": batch})
+
+
+def ramsis_plans(name: str, zoo: Zoo, workers: int, slo_ms: float, rate_qps: float, profile: str,
+                 scale: str = "default") -> list[tuple]:
+    """The plans contender ``name`` (``"ramsis"`` or ``"ramsis@mean"``) solves when it plans for
+    ``slo_ms`` on ``workers`` workers of ``profile`` (:func:`contender_config`), as
+    :func:`_plan_args` tuples: one per load of :func:`ramsis_loads`, or the one for ``rate_qps``,
+    on the RAMSIS chapter's slack grid ``D`` at ``scale``."""
+    from ..ramsis.scales import get_scale as ramsis_scale
+
+    d = ramsis_scale(scale).d  # the RAMSIS chapter's slack grid at this scale
+    rates = [rate_qps] if name == "ramsis@mean" else ramsis_loads(profile, workers, scale, zoo)
+    return [_plan_args(profile, workers, slo_ms, x, d, zoo) for x in rates]
+
+
+def prefetch_ramsis_plans(plans, n_jobs: int = 1) -> None:
+    """Solve the RAMSIS plans ``plans`` (:func:`_plan_args` tuples, published profiles only)
+    once each, on ``n_jobs`` processes, heaviest pool first, and keep them in the cache folder:
+    a sweep's worker processes then read them there instead of each solving every plan its
+    points need. Plans already kept are skipped. The plans are the same to the bit."""
+    todo = sorted({a for a in plans if (path := _plan_path(*a[:5])) is not None and not path.exists()},
+                  key=lambda a: (-a[1], -a[3]))
+    if n_jobs == 1 or len(todo) <= 1:
+        for a in todo:
+            _keep_plan(a)
+        return
+    from joblib import Parallel, delayed
+
+    Parallel(n_jobs=n_jobs, batch_size=1)(delayed(_keep_plan)(a) for a in todo)
 
 
 @lru_cache(maxsize=8)
@@ -248,16 +327,12 @@ def contender_config(name: str, zoo: Zoo, workers: int, slo_ms: float, *, rate_q
         plan = tuple((zoo.names[planner_model(zoo, workers, slo_ms, x)], zoo.max_batch) for x in levels)
         return ServingConfig(zoo, policy="flex", plan_loads=levels, plan=plan, **common)
     if name in ("ramsis", "ramsis@mean"):
-        from ..ramsis.scales import get_scale as ramsis_scale
-
         require(profile is not None, "profile", profile, "RAMSIS needs the profile's name")
-        d = ramsis_scale(scale).d  # the RAMSIS chapter's slack grid at this scale
+        pols = [_ramsis_solution(*a) for a in ramsis_plans(name, zoo, workers, slo_ms, rate_qps, profile, scale)]
         if name == "ramsis@mean":
-            pol = ramsis_policy(profile, workers, slo_ms, rate_qps, d, zoo)
-            return ServingConfig(zoo, policy="ramsis", mdp_policy=pol, **common)
-        grid = ramsis_loads(profile, workers, scale, zoo)
-        pols = [ramsis_policy(profile, workers, slo_ms, x, d, zoo) for x in grid]
-        return ServingConfig(zoo, policy="ramsis", mdp_policy=pols, plan_loads=grid, **common)
+            return ServingConfig(zoo, policy="ramsis", mdp_policy=pols[0], **common)
+        return ServingConfig(zoo, policy="ramsis", mdp_policy=pols,
+                             plan_loads=ramsis_loads(profile, workers, scale, zoo), **common)
     if name == "modelswitching":
         plan = tuple(model_switching_choice(zoo, workers, slo_ms, x, sc.ms_queries) for x in levels)
         return ServingConfig(zoo, policy="fcfs", plan_loads=levels, plan=plan, **common)

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import one_of, require
+from ..profiles import PROFILE_NAMES
 from ..store import results_version
 from ..sweep import default_processes, point_seed, run_sweep
 from .config import ServingConfig
@@ -53,7 +54,9 @@ from .contenders import (
     judge,
     model_switching_choice,
     plan_versions,
+    prefetch_ramsis_plans,
     ramsis_loads,
+    ramsis_plans,
     ramsis_policy,
     rjiq_split,
     tad_split,
@@ -146,9 +149,29 @@ def _sweep(points: list[dict], workers: int | None, cache, scale: str, on_error:
         pv = plan_versions(r[0] for r in p["runs"])
         if pv:
             p["plans"] = pv
-    df = run_sweep(run_point, points, cache_dir=cache, version=version,
-                   n_jobs=default_processes(workers, name="workers"), on_error=on_error)
+    n_jobs = default_processes(workers, name="workers")
+    prepare = None if cache is False else (lambda todo: _prefetch_plans(todo, n_jobs))
+    df = run_sweep(run_point, points, cache_dir=cache, version=version, n_jobs=n_jobs,
+                   on_error=on_error, prepare=prepare)
     return df.drop(columns="plans", errors="ignore")
+
+
+def _prefetch_plans(points: list[dict], n_jobs: int) -> None:
+    """Solve every RAMSIS plan the sweep points ``points`` will need once, on ``n_jobs``
+    processes (:func:`.contenders.prefetch_ramsis_plans`); each process used to solve on its
+    own every plan its points met, on the K = 256 pool some 200 CPU s a plan grid."""
+    plans = []
+    for p in points:
+        names = {r[0] for r in p["runs"] if r[0] in ("ramsis", "ramsis@mean")}
+        if not names or p["profile"] not in PROFILE_NAMES:
+            continue
+        zoo = load_zoo(p["profile"])
+        rate = p["load"] * zoo.capacity_qps(p["workers"], p["slo_ms"])
+        for name, factor, _ in p["runs"]:
+            if name in names:
+                plans += ramsis_plans(name, zoo, p["workers"], p["slo_ms"] * factor, rate, p["profile"],
+                                      p.get("scale", "default"))
+    prefetch_ramsis_plans(plans, n_jobs)
 
 
 def load_sweep(scale: str = "default", seed: int = 0, *, workloads: Sequence[str] = WORKLOADS,
