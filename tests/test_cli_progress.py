@@ -51,14 +51,14 @@ def _fake_execute(info, params, kernel, timeout, scale, out, figures, out_nb, pr
 
 @pytest.mark.parametrize("argv, first", [
     (["run", "tad", "--scale", "paper", "-p", "n_servers=8192"],
-     "infsched: tad at paper scale: about 40 min to 2.5 hours (4,419 CPU s and 40 min wall on 2 "
-     "cores, measured by the results store's regeneration from empty"),
+     "infsched: tad at paper scale: about 30 min to 2 hours (3,566 CPU s and 30 min wall on 2 "
+     "cores, measured: the chapter's results built alone from empty by the one command"),
     (["run", "kairos", "--scale", "default", "-p", "processes=1"],
      "infsched: kairos at default scale: about 56 s (56 CPU s measured at default scale with the "
      "default parameters"),
     (["run", "headtohead", "--scale", "paper"],
-     "infsched: headtohead at paper scale: about 29-56 min (3,363 CPU s and 29 min "
-     "wall on 2 cores, measured by the results store's regeneration"),
+     "infsched: headtohead at paper scale: about 26-50 min (2,994 CPU s and 26 min "
+     "wall on 2 cores, measured: the chapter's results built alone"),
 ])
 def test_run_says_how_long_before_the_kernel_starts(argv, first, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(runner, "_execute", _fake_execute)
