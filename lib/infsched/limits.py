@@ -222,9 +222,9 @@ def warn_long(what: str, seconds: float, *, threshold: float = 3600.0) -> None:
 
 #: CPU seconds of each chapter at ``default`` scale with its default parameters, from an empty
 #: sweep cache and an empty numba cache, the results store off: the kernel and every process it
-#: started (README, book/guide.md; measured on the quiet 2-core machine at b292ce6, the head to
-#: head again at 64648b6 after its RAMSIS contender moved to the RAMSIS chapter's load grid, the
-#: KV-cache chapter again with its time-indexed bound)
+#: started (README, book/guide.md; measured on the quiet 2-core machine at b292ce6, the KV-cache
+#: chapter again with its time-indexed bound, RAMSIS and the head to head again at 0e6f128 after
+#: RAMSIS's solver moved to sparse kernels)
 DEFAULT_CPU_S: dict[str, float] = {"tad": 60.0, "ramsis": 288.0, "kvcache": 396.0, "kairos": 56.0,
                                    "shepherd": 155.0, "profiling": 145.0, "headtohead": 255.0}
 #: when they were measured (said in every estimate); a chapter re-measured later has its own date
@@ -265,13 +265,9 @@ STORE_RENDER_ON_BY: dict[str, str] = {"kvcache": "2026-11-29"}
 PAPER_S: dict[str, tuple[float, float, str]] = {
     "tad": _alone(3566.2, 1810.2, ", Figs. 9-10 at the paper's length"),
     "ramsis": _alone(1504.7, 899.0, "; 4.8 GB peak"),
-    # built alone from empty by `infsched results build kvcache` on the quiet machine, after the
-    # time-indexed bound and iterated search joined it (2,998.7 CPU s, 1,546.6 s wall)
-    "kvcache": (1546.6, 2998.7, "2,999 CPU s and 26 min wall on 2 cores, measured: the chapter's "
-                "results built alone from empty by the one command (2026-11-29, README; Fig. 2's "
-                "400 paper-size trials with the local search, no CP-SAT, no LP at these sizes: "
-                "kvcache/scales.py; the time-indexed bound and iterated search on 100 of those "
-                "trials and the 80 small ones)"),
+    "kvcache": _alone(2998.7, 1546.6, "; Fig. 2's 400 paper-size trials with the local search (no "
+                      "CP-SAT, no LP at these sizes: kvcache/scales.py), the time-indexed bound and "
+                      "iterated search on 100 of those trials and the 80 small ones"),
     "kairos": _measured(1516.1, 794.1),
     "shepherd": _measured(1193.2, 645.9),
     "headtohead": _alone(2994.3, 1557.1),
